@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Every Swift target is built in the Swift 6 language mode, which turns on complete
+/// strict concurrency checking; the loop at the bottom adds the extra settings to each.
+let package = Package(
+    name: "pushd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushd", targets: ["pushd"]),
+        .library(name: "PushCrypto", targets: ["PushCrypto"]),
+    ],
+    targets: [
+        // C boundary: the Debian libraries, imported unchanged through module maps.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CRabbitMQ", pkgConfig: "librabbitmq", providers: [.apt(["librabbitmq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // C shims: what does not import into Swift (macros, variadic functions).
+        .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CRabbitMQShims", dependencies: ["CRabbitMQ"]),
+
+        // Swift modules, one concern each.
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
+        .executableTarget(
+            name: "pushd",
+            dependencies: ["PushCrypto"]
+        ),
+
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
+        .testTarget(name: "CLITests", dependencies: ["PushCrypto"], resources: [.copy("Fixtures")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+let cTargets: Set<String> = ["COpenSSLShims", "CCurlShims", "CRabbitMQShims"]
+for target in package.targets where target.type != .system && !cTargets.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny")]
+}

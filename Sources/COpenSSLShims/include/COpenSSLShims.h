@@ -1,0 +1,27 @@
+#ifndef PUSHD_COPENSSL_SHIMS_H
+#define PUSHD_COPENSSL_SHIMS_H
+
+/// Wrappers for OpenSSL 3 macros that Swift cannot import (function-like macros and
+/// macros that expand to variadic calls). Each one is a one-line forward: no logic here.
+
+#include <stddef.h>
+#include <openssl/evp.h>
+#include <openssl/bio.h>
+
+/// `EVP_RSA_gen(bits)` is a macro over the variadic `EVP_PKEY_Q_keygen`.
+EVP_PKEY *pushd_evp_rsa_gen(unsigned int bits);
+
+/// `EVP_EC_gen(curve)` is a macro over the variadic `EVP_PKEY_Q_keygen`.
+EVP_PKEY *pushd_evp_ec_gen(const char *curve);
+
+/// `BIO_get_mem_data` is a macro over `BIO_ctrl`; returns the length and sets `*data`.
+long pushd_bio_get_mem_data(BIO *bio, char **data);
+
+/// `OPENSSL_free` is a macro that records the caller's file and line.
+void pushd_openssl_free(void *pointer);
+
+/// `EVP_CIPHER_CTX_ctrl` with the GCM get-tag / set-tag commands, named for clarity.
+int pushd_gcm_get_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length);
+int pushd_gcm_set_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length);
+
+#endif

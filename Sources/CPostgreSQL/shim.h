@@ -1,0 +1,2 @@
+/// Umbrella header: the CPostgreSQL boundary exposes these headers to Swift unchanged.
+#include <libpq-fe.h>

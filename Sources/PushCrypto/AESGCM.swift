@@ -1,0 +1,121 @@
+import COpenSSL
+import COpenSSLShims
+import Synchronization
+
+/// AES-256-GCM with a 12-byte nonce, a 16-byte tag kept apart from the ciphertext and no
+/// associated data: the content cipher of the envelope.
+enum AESGCM {
+    static let keyLength = 32
+    static let nonceLength = 12
+    static let tagLength = 16
+
+    /// The cipher, fetched from the provider once. Fetching by name on every message (what
+    /// `EVP_aes_256_gcm()` does implicitly in OpenSSL 3) costs a global lookup each time.
+    /// `nonisolated(unsafe)` is safe: a fetched `EVP_CIPHER` is immutable and OpenSSL
+    /// documents it as shareable between threads.
+    nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+
+    /// Encrypts `plaintext` into `cipherText` (same length) and writes the 16-byte tag.
+    static func seal(
+        _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        cipherText: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
+    ) throws(SealError) {
+        precondition(cipherText.count >= plaintext.count && tag.count >= tagLength)
+        let pooled = try encryptionContexts.take()
+        var succeeded = false
+        defer { encryptionContexts.giveBack(pooled, reusable: succeeded) }
+        let context = pooled.pointer
+        // An empty plaintext still needs a valid output pointer for OpenSSL.
+        var scratch: UInt8 = 0
+        let output = cipherText.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            ?? withUnsafeMutablePointer(to: &scratch) { $0 }
+        var written: Int32 = 0
+        var finalWritten: Int32 = 0
+        // The cipher was bound when the context was made: passing nil keeps its provider
+        // state and only loads the new key and nonce.
+        guard EVP_EncryptInit_ex2(context, nil, bytes(key), bytes(nonce), nil) == 1,
+              plaintext.isEmpty
+                || EVP_EncryptUpdate(context, output, &written, bytes(plaintext), Int32(plaintext.count)) == 1,
+              EVP_EncryptFinal_ex(context, output + Int(written), &finalWritten) == 1,
+              Int(written + finalWritten) == plaintext.count,
+              pushd_gcm_get_tag(context, tag.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(tagLength)) == 1
+        else { throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-GCM encryption failed")) }
+        succeeded = true
+    }
+
+    /// Decrypts and verifies. The plaintext is returned only after the tag has been
+    /// checked; on failure the partially decrypted buffer is wiped, never returned.
+    static func open(
+        _ cipherText: [UInt8], key: UnsafeRawBufferPointer, nonce: [UInt8], tag: [UInt8]
+    ) throws(EnvelopeOpenError) -> [UInt8] {
+        guard let context = EVP_CIPHER_CTX_new() else { throw .authenticationFailed }
+        defer { EVP_CIPHER_CTX_free(context) }
+        var plaintext = [UInt8](repeating: 0, count: cipherText.count)
+        var tag = tag
+        var written: Int32 = 0
+        var finalWritten: Int32 = 0
+        let verified = nonce.withUnsafeBytes { nonce in
+            cipherText.withUnsafeBytes { input in
+                plaintext.withUnsafeMutableBufferPointer { out -> Bool in
+                    var scratch: UInt8 = 0
+                    let outPointer = out.baseAddress ?? withUnsafeMutablePointer(to: &scratch) { $0 }
+                    guard EVP_DecryptInit_ex2(context, cipher, bytes(key), bytes(nonce), nil) == 1 else { return false }
+                    guard input.isEmpty
+                        || EVP_DecryptUpdate(context, outPointer, &written, bytes(input), Int32(input.count)) == 1
+                    else { return false }
+                    guard tag.withUnsafeMutableBufferPointer({ pushd_gcm_set_tag(context, $0.baseAddress, Int32(tagLength)) }) == 1
+                    else { return false }
+                    return EVP_DecryptFinal_ex(context, outPointer + Int(written), &finalWritten) == 1
+                }
+            }
+        }
+        guard verified, Int(written + finalWritten) == cipherText.count else {
+            OpenSSLErrorQueue.clear()
+            plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+            throw .authenticationFailed
+        }
+        return plaintext
+    }
+
+    /// Encryption contexts already bound to the cipher, reused across messages: making one
+    /// allocates provider state, which would otherwise be paid on every envelope.
+    private static let encryptionContexts = CipherContextPool()
+
+    /// A pool of `EVP_CIPHER_CTX`s initialised for AES-256-GCM encryption.
+    final class CipherContextPool: Sendable {
+        private let idle = Mutex<[CipherContext]>([])
+        private static let maximumIdle = 64
+
+        func take() throws(SealError) -> CipherContext {
+            if let context = idle.withLock({ $0.popLast() }) { return context }
+            guard let cipher, let pointer = EVP_CIPHER_CTX_new() else {
+                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
+            }
+            guard EVP_EncryptInit_ex2(pointer, cipher, nil, nil, nil) == 1 else {
+                EVP_CIPHER_CTX_free(pointer)
+                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
+            }
+            return CipherContext(pointer: pointer)
+        }
+
+        /// Returns a context for reuse, or frees it after a failure or when the pool is full.
+        func giveBack(_ context: CipherContext, reusable: Bool) {
+            let kept = reusable && idle.withLock { idle -> Bool in
+                guard idle.count < Self.maximumIdle else { return false }
+                idle.append(context)
+                return true
+            }
+            if !kept { EVP_CIPHER_CTX_free(context.pointer) }
+        }
+    }
+
+    /// An `EVP_CIPHER_CTX`. `@unchecked Sendable` is safe for the same reason as
+    /// `OAEPContext`: the pool hands each context to one thread at a time, exclusively.
+    struct CipherContext: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+        buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    }
+}

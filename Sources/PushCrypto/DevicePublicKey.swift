@@ -1,0 +1,179 @@
+import COpenSSL
+import Synchronization
+
+/// A device's RSA public key, parsed once and ready to wrap content keys many times.
+///
+/// Parsing is the costly part of using a key, so a `DevicePublicKey` is meant to be kept
+/// (see `PublicKeyCache`) and shared: wrapping is safe from any number of tasks at once.
+/// It keeps a few ready-made OAEP contexts so that the per-message cost is the one RSA
+/// operation the scheme cannot avoid.
+public final class DevicePublicKey: Sendable {
+    let key: EVPKey
+    /// Modulus size in bits (2048 or more).
+    public let bits: Int
+    /// OAEP-configured `EVP_PKEY_CTX`s not in use right now. A context is used by one
+    /// thread at a time: taken from here, used, given back.
+    private let idleContexts = Mutex<[OAEPContext]>([])
+    private static let maximumIdleContexts = 16
+
+    /// Parses a key the way devices export it: base64 DER PKCS#1 `RSAPublicKey` (iOS),
+    /// base64 DER `SubjectPublicKeyInfo` (Android), or PEM of either. Base64 may be wrapped
+    /// in lines or URL-safe, as Android's `Base64` flags produce.
+    public convenience init(parsing text: String) throws(PublicKeyError) {
+        let trimmed = text.trimmingWhitespace()
+        if trimmed.hasPrefix("-----BEGIN ") {
+            guard let block = PEM.parse(trimmed) else { throw .unparseable("PEM armor or base64 body is broken") }
+            switch block.label {
+            case "PUBLIC KEY": try self.init(subjectPublicKeyInfoDER: block.der)
+            case "RSA PUBLIC KEY": try self.init(pkcs1DER: block.der)
+            default: throw .unparseable("PEM label \"\(block.label)\" is not PUBLIC KEY or RSA PUBLIC KEY")
+            }
+            return
+        }
+        guard let der = Base64.decodeLenient(trimmed), !der.isEmpty else {
+            throw .unparseable("not valid base64")
+        }
+        try self.init(der: der)
+    }
+
+    /// Parses DER that is either `SubjectPublicKeyInfo` or PKCS#1 `RSAPublicKey`.
+    public convenience init(der: [UInt8]) throws(PublicKeyError) {
+        if let key = Self.decode(der, using: { d2i_PUBKEY(nil, $0, $1) }) {
+            try self.init(validating: key)
+        } else {
+            try self.init(pkcs1DER: der)
+        }
+    }
+
+    convenience init(subjectPublicKeyInfoDER der: [UInt8]) throws(PublicKeyError) {
+        guard let key = Self.decode(der, using: { d2i_PUBKEY(nil, $0, $1) }) else {
+            throw .unparseable("DER is not a SubjectPublicKeyInfo")
+        }
+        try self.init(validating: key)
+    }
+
+    convenience init(pkcs1DER der: [UInt8]) throws(PublicKeyError) {
+        guard let key = Self.decode(der, using: { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) }) else {
+            throw .unparseable("DER is neither a SubjectPublicKeyInfo nor a PKCS#1 RSAPublicKey")
+        }
+        try self.init(validating: key)
+    }
+
+    init(validating key: EVPKey) throws(PublicKeyError) {
+        guard key.isRSA else { throw .notRSA(algorithm: key.algorithmName) }
+        guard key.bits >= 2048 else { throw .tooSmall(bits: key.bits) }
+        self.key = key
+        self.bits = key.bits
+    }
+
+    deinit {
+        idleContexts.withLock { contexts in
+            for context in contexts { EVP_PKEY_CTX_free(context.pointer) }
+            contexts.removeAll()
+        }
+    }
+
+    /// Runs an OpenSSL `d2i_*` decoder and insists it consumed every byte: trailing
+    /// garbage after a valid key is refused rather than silently ignored.
+    private static func decode(
+        _ der: [UInt8],
+        using decoder: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?
+    ) -> EVPKey? {
+        der.withUnsafeBufferPointer { buffer -> EVPKey? in
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let pointer = decoder(&cursor, buffer.count) else {
+                OpenSSLErrorQueue.clear()
+                return nil
+            }
+            let key = EVPKey(taking: pointer)
+            guard let cursor, cursor == base + buffer.count else { return nil }
+            return key
+        }
+    }
+
+    /// The key as iOS exports it: base64 of PKCS#1 `RSAPublicKey` DER.
+    public var pkcs1Base64: String { Base64.encode(key.typeSpecificPublicDER()) }
+    /// The key as Android exports it: base64 of `SubjectPublicKeyInfo` DER.
+    public var subjectPublicKeyInfoBase64: String { Base64.encode(key.subjectPublicKeyInfoDER()) }
+    /// `-----BEGIN PUBLIC KEY-----` PEM.
+    public var pem: String { PEM.armor(key.subjectPublicKeyInfoDER(), label: "PUBLIC KEY") }
+    /// `-----BEGIN RSA PUBLIC KEY-----` PEM (PKCS#1).
+    public var pkcs1PEM: String { PEM.armor(key.typeSpecificPublicDER(), label: "RSA PUBLIC KEY") }
+
+    /// Size of one RSA block: the length of every wrapped key.
+    var modulusBytes: Int { (bits + 7) / 8 }
+
+    /// Encrypts a short secret (the AES content key) with RSA-OAEP, SHA-1 and MGF1-SHA-1
+    /// into `output`, which must hold `modulusBytes` bytes.
+    func wrap(_ secret: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(SealError) {
+        precondition(output.count >= modulusBytes)
+        let context = try takeContext()
+        var outputLength = modulusBytes
+        let status = EVP_PKEY_encrypt(
+            context.pointer, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &outputLength,
+            secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count)
+        guard status == 1, outputLength == modulusBytes else {
+            EVP_PKEY_CTX_free(context.pointer)
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "RSA-OAEP encryption failed"))
+        }
+        giveBack(context)
+    }
+
+    private func takeContext() throws(SealError) -> OAEPContext {
+        if let idle = idleContexts.withLock({ $0.popLast() }) { return idle }
+        return try OAEPContext.forEncryption(with: key)
+    }
+
+    private func giveBack(_ context: OAEPContext) {
+        let kept = idleContexts.withLock { contexts -> Bool in
+            guard contexts.count < Self.maximumIdleContexts else { return false }
+            contexts.append(context)
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(context.pointer) }
+    }
+}
+
+/// An `EVP_PKEY_CTX` set up for RSA-OAEP with SHA-1 and MGF1-SHA-1: the padding the iOS
+/// (`.rsaEncryptionOAEPSHA1`) and Android (`OAEPWithSHA-1AndMGF1Padding`) clients expect.
+///
+/// `@unchecked Sendable` is safe because a context only ever moves between threads, never
+/// is used by two at once: `DevicePublicKey` hands each one out exclusively (popped from
+/// its pool under the lock) and takes it back the same way; all other holders own a
+/// context from creation to `EVP_PKEY_CTX_free` on one thread.
+struct OAEPContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    static func forEncryption(with key: EVPKey) throws(SealError) -> OAEPContext {
+        try make(key) { EVP_PKEY_encrypt_init($0) }
+    }
+
+    static func forDecryption(with key: EVPKey) throws(SealError) -> OAEPContext {
+        try make(key) { EVP_PKEY_decrypt_init($0) }
+    }
+
+    private static func make(_ key: EVPKey, initialize: (OpaquePointer) -> Int32) throws(SealError) -> OAEPContext {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot allocate an RSA context"))
+        }
+        guard initialize(context) == 1,
+              EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
+              EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha1()) == 1,
+              EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha1()) == 1
+        else {
+            EVP_PKEY_CTX_free(context)
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot configure RSA-OAEP-SHA1"))
+        }
+        return OAEPContext(pointer: context)
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var view = Substring(self)
+        while let first = view.first, first.isWhitespace { view.removeFirst() }
+        while let last = view.last, last.isWhitespace { view.removeLast() }
+        return String(view)
+    }
+}

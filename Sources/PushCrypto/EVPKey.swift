@@ -1,0 +1,50 @@
+import COpenSSL
+import COpenSSLShims
+
+/// Owns one OpenSSL `EVP_PKEY` and frees it exactly once.
+///
+/// `@unchecked Sendable` is safe because the key is never mutated after `init`: every
+/// operation creates its own `EVP_PKEY_CTX`, and OpenSSL 3 documents concurrent use of one
+/// `EVP_PKEY` from many threads as safe when nothing modifies it (its lazy caches are
+/// guarded by the key's own lock).
+final class EVPKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// Takes ownership of a key returned by an OpenSSL constructor.
+    init(taking pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        EVP_PKEY_free(pointer)
+    }
+
+    var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
+
+    var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+
+    /// A human name of the algorithm for error messages ("EC", "ED25519", …).
+    var algorithmName: String {
+        if let name = EVP_PKEY_get0_type_name(pointer) { return String(cString: name) }
+        return "an unknown algorithm"
+    }
+
+    /// DER of the public key as `SubjectPublicKeyInfo` (what Android exports).
+    func subjectPublicKeyInfoDER() -> [UInt8] {
+        serialize { i2d_PUBKEY(pointer, $0) }
+    }
+
+    /// DER of the public key in its type-specific form: PKCS#1 `RSAPublicKey` for RSA
+    /// (what iOS `SecKeyCopyExternalRepresentation` exports).
+    func typeSpecificPublicDER() -> [UInt8] {
+        serialize { i2d_PublicKey(pointer, $0) }
+    }
+
+    private func serialize(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        let length = encode(&output)
+        guard length > 0, let output else { return [] }
+        defer { pushd_openssl_free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+}

@@ -1,0 +1,106 @@
+import COpenSSL
+import Foundation
+
+/// Seals plaintext for one device: a fresh random AES-256 key and 12-byte nonce from
+/// OpenSSL's CSPRNG for every call, AES-256-GCM for the content, RSA-OAEP-SHA1 to wrap the
+/// key. Stateless, so any number of tasks may seal at once.
+///
+/// `sealJSON` is the hot path (the worker embeds the JSON in a push payload): it encrypts
+/// into scratch memory and base64-encodes straight into the result, one allocation in all.
+public enum EnvelopeSealer {
+    /// Seals `plaintext` and returns the envelope JSON, with `kid` when `keyID` is given.
+    public static func sealJSON(
+        _ plaintext: some ContiguousBytes, for recipient: DevicePublicKey, keyID: String? = nil
+    ) throws(SealError) -> String {
+        try withBytes(plaintext) { (bytes) throws(SealError) in
+            try sealParts(bytes, for: recipient) { parts in parts.json(keyID: keyID) }
+        }
+    }
+
+    /// Seals `plaintext` and returns the envelope's parts.
+    public static func seal(
+        _ plaintext: some ContiguousBytes, for recipient: DevicePublicKey, keyID: String? = nil
+    ) throws(SealError) -> Envelope {
+        try withBytes(plaintext) { (bytes) throws(SealError) in
+            try sealParts(bytes, for: recipient) { parts in
+                Envelope(
+                    encryptedKey: Array(parts.encryptedKey), cipherText: Array(parts.cipherText),
+                    nonce: Array(parts.nonce), tag: Array(parts.tag), keyID: keyID)
+            }
+        }
+    }
+
+    /// Seals into one scratch buffer (on the stack when it fits) laid out as
+    /// key ‖ nonce ‖ tag ‖ wrapped key ‖ ciphertext, hands the parts to `body`, then wipes
+    /// the buffer: the AES key never outlives this call.
+    private static func sealParts<Result>(
+        _ plaintext: UnsafeRawBufferPointer, for recipient: DevicePublicKey,
+        _ body: (EnvelopeParts) -> Result
+    ) throws(SealError) -> Result {
+        let keyLength = AESGCM.keyLength, nonceLength = AESGCM.nonceLength, tagLength = AESGCM.tagLength
+        let wrappedLength = recipient.modulusBytes
+        let size = keyLength + nonceLength + tagLength + wrappedLength + plaintext.count
+        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) {
+            (scratch) throws(SealError) -> Result in
+            defer { OPENSSL_cleanse(scratch.baseAddress, scratch.count) }
+            func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
+                UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<offset + length])
+            }
+            let key = region(0, keyLength)
+            let nonce = region(keyLength, nonceLength)
+            let tag = region(keyLength + nonceLength, tagLength)
+            let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
+            let cipherText = region(size - plaintext.count, plaintext.count)
+            // Key and nonce come from one CSPRNG call.
+            guard RAND_bytes(scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyLength + nonceLength)) == 1
+            else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
+            try AESGCM.seal(
+                plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
+                cipherText: cipherText, tag: tag)
+            try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
+            return body(EnvelopeParts(
+                encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),
+                nonce: UnsafeRawBufferPointer(nonce), tag: UnsafeRawBufferPointer(tag)))
+        }
+    }
+}
+
+/// Borrowed views of an envelope's four binary fields, valid only inside the closure that
+/// receives them.
+struct EnvelopeParts {
+    let encryptedKey: UnsafeRawBufferPointer
+    let cipherText: UnsafeRawBufferPointer
+    let nonce: UnsafeRawBufferPointer
+    let tag: UnsafeRawBufferPointer
+
+    /// Compact JSON, fields in the wire order. Written by hand into one buffer: base64
+    /// needs no escaping.
+    func json(keyID: String?) -> String {
+        let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
+        let capacity = 60 + Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
+            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count) + (kid?.utf8.count ?? 0)
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            let output = UnsafeMutableRawBufferPointer(buffer)
+            var cursor = 0
+            func append(_ text: UnsafeRawBufferPointer) {
+                UnsafeMutableRawBufferPointer(rebasing: output[cursor..<cursor + text.count]).copyMemory(from: text)
+                cursor += text.count
+            }
+            func append(_ name: StaticString, _ bytes: UnsafeRawBufferPointer) {
+                name.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+                cursor += Base64.encode(bytes, into: UnsafeMutableRawBufferPointer(rebasing: output[cursor...]))
+            }
+            append("{\"encrypted_key\":\"", encryptedKey)
+            append("\",\"cipher_text\":\"", cipherText)
+            append("\",\"nonce\":\"", nonce)
+            append("\",\"tag\":\"", tag)
+            output[cursor] = UInt8(ascii: "\"")
+            cursor += 1
+            if var kid {
+                kid.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+            }
+            output[cursor] = UInt8(ascii: "}")
+            return cursor + 1
+        }
+    }
+}

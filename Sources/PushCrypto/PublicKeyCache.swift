@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Parsed device keys by their registered text, so each distinct key is parsed once per
+/// process however many notifications it seals.
+///
+/// Bounded: when full, the least recently used key is dropped. A refused key is cached too
+/// (as its error), so a device with a broken key costs one parse, not one per message.
+public final class PublicKeyCache: Sendable {
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var clock: UInt64 = 0
+    }
+
+    private struct Entry {
+        let result: Result<DevicePublicKey, PublicKeyError>
+        var lastUse: UInt64
+    }
+
+    private let state = Mutex(State())
+    public let capacity: Int
+
+    public init(capacity: Int = 50_000) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The parsed key for `text`, parsing it on first use.
+    public func key(for text: String) throws(PublicKeyError) -> DevicePublicKey {
+        if let cached = state.withLock({ state -> Result<DevicePublicKey, PublicKeyError>? in
+            state.clock += 1
+            let now = state.clock
+            guard state.entries[text] != nil else { return nil }
+            state.entries[text]?.lastUse = now
+            return state.entries[text]?.result
+        }) {
+            return try cached.get()
+        }
+        // Parse outside the lock: two tasks may parse the same new key at once, which is
+        // harmless and better than serialising every parse behind one lock.
+        let result: Result<DevicePublicKey, PublicKeyError>
+        do throws(PublicKeyError) { result = .success(try DevicePublicKey(parsing: text)) } catch { result = .failure(error) }
+        state.withLock { state in
+            state.clock += 1
+            if state.entries.count >= capacity, state.entries[text] == nil {
+                evictOldest(&state)
+            }
+            state.entries[text] = Entry(result: result, lastUse: state.clock)
+        }
+        return try result.get()
+    }
+
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Drops the least recently used eighth of the cache in one pass, so eviction costs
+    /// O(n) once per capacity/8 insertions rather than on every insertion.
+    private func evictOldest(_ state: inout State) {
+        let dropCount = max(1, capacity / 8)
+        let oldest = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.prefix(dropCount)
+        for (text, _) in oldest { state.entries.removeValue(forKey: text) }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// The one executable. It parses the subcommand and hands over; every capability lives in
+/// a library module so that other Swift programs can use it without the CLI.
+@main
+struct Pushd {
+    static let subcommands: [any Subcommand.Type] = [
+        KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, BenchCommand.self,
+    ]
+
+    static var usage: String {
+        let width = subcommands.map { $0.name.count }.max() ?? 0
+        let lines = subcommands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
+        return """
+            usage: pushd <command> [options]
+
+            End-to-end encrypted push notification delivery (APNs, FCM).
+
+            commands:
+            \(lines.joined(separator: "\n"))
+
+            Run `pushd <command> --help` for a command's options.
+            """
+    }
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let name = arguments.first else {
+            StandardStreams.writeError(line: usage)
+            exit(64)
+        }
+        arguments.removeFirst()
+        if name == "--help" || name == "-h" || name == "help" {
+            print(usage)
+            exit(0)
+        }
+        guard let command = subcommands.first(where: { $0.name == name }) else {
+            StandardStreams.writeError(line: "pushd: unknown command \"\(name)\"; see `pushd --help`")
+            exit(64)
+        }
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(command.help)
+            exit(0)
+        }
+        do {
+            try await command.run(arguments)
+        } catch {
+            switch error {
+            case .usage(let message):
+                StandardStreams.writeError(line: "pushd \(name): \(message) (see `pushd \(name) --help`)")
+                exit(64)
+            case .failure(let message):
+                StandardStreams.writeError(line: "pushd \(name): \(message)")
+                exit(1)
+            }
+        }
+    }
+}
