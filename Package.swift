@@ -29,9 +29,11 @@ let package = Package(
             dependencies: ["PushCrypto"]
         ),
 
+        .target(name: "PushTestSupport"),
+
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
-        .testTarget(name: "CLITests", dependencies: ["PushCrypto"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,3 +36,7 @@ CURLcode pushd_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *val
 CURLMcode pushd_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }
+
+curl_version_info_data *pushd_curl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}

@@ -60,12 +60,14 @@ public enum Base64 {
         return length
     }
 
-    /// Strict decoding: only the standard alphabet, padding required, no whitespace.
-    /// Envelopes are machine-made, so anything else is a sign of corruption.
+    /// Strict decoding: only the standard alphabet, padding required, no whitespace, and
+    /// canonical (unused trailing bits zero, so one byte string has exactly one encoding).
+    /// Envelopes are machine-made, so anything else is a sign of corruption or tampering.
     public static func decodeStrict(_ text: String) -> [UInt8]? {
-        guard text.utf8.count % 4 == 0 else { return nil }
-        guard let data = Data(base64Encoded: text) else { return nil }
-        return [UInt8](data)
+        guard text.utf8.count % 4 == 0, let data = Data(base64Encoded: text) else { return nil }
+        let bytes = [UInt8](data)
+        guard encode(bytes) == text else { return nil }
+        return bytes
     }
 
     /// Lenient decoding for keys typed, pasted or exported by device SDKs: ignores line
@@ -82,6 +84,6 @@ public enum Base64 {
             }
         }
         while normalized.utf8.count % 4 != 0 { normalized.append("=") }
-        return decodeStrict(normalized)
+        return Data(base64Encoded: normalized).map { [UInt8]($0) }
     }
 }

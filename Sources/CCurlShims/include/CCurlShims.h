@@ -15,6 +15,9 @@ CURLcode pushd_curl_easy_setopt_write_callback(CURL *handle, CURLoption option,
 CURLcode pushd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode pushd_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 CURLcode pushd_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
+/// `curl_version_info(CURLVERSION_NOW)`: the macro names whichever struct age this build knows.
+curl_version_info_data *pushd_curl_version_info(void);
+
 CURLMcode pushd_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
 
 #endif

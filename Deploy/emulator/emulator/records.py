@@ -1,0 +1,119 @@
+"""What the emulator remembers: accepted pushes (for assertions) and counters (for /stats).
+
+Both are bounded: the push log is a ring of ``--max-records`` entries whose sequence numbers
+keep increasing, so a poller using ``since`` notices when it fell behind (``dropped``).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
+
+
+@dataclass(slots=True)
+class PushRecord:
+    service: str
+    token: str | None
+    headers: dict[str, str]
+    body: str
+    received_at: float
+    extra: dict = field(default_factory=dict)
+    seq: int = 0
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "service": self.service, "token": self.token,
+                "headers": self.headers, "body": self.body,
+                "received_at": round(self.received_at, 6), **self.extra}
+
+    @classmethod
+    def from_json(cls, raw: dict) -> "PushRecord":
+        extra = {k: v for k, v in raw.items()
+                 if k not in ("seq", "service", "token", "headers", "body", "received_at")}
+        return cls(raw["service"], raw["token"], raw["headers"], raw["body"], raw["received_at"], extra)
+
+
+class PushLog:
+    def __init__(self, max_records: int, record_file: Path | None) -> None:
+        self._records: deque[PushRecord] = deque(maxlen=max(1, max_records))
+        self._last_seq = 0
+        self._file: IO[str] | None = record_file.open("a", encoding="utf-8") if record_file else None
+
+    def append(self, record: PushRecord) -> None:
+        self._last_seq += 1
+        record.seq = self._last_seq
+        self._records.append(record)
+        if self._file is not None:
+            self._file.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+            self._file.flush()
+
+    def since(self, seq: int, limit: int) -> dict:
+        """Records with a sequence number above ``seq``, oldest first, at most ``limit``.
+        ``dropped`` counts records after ``seq`` that are no longer held (ring overflow or reset):
+        sequence numbers never restart, so pollers can keep their cursor across a reset."""
+        first = self._records[0].seq if self._records else self._last_seq + 1
+        start = max(0, seq + 1 - first)
+        page = [r.to_json() for r in itertools.islice(self._records, start, start + limit)]
+        return {"pushes": page,
+                "next_since": page[-1]["seq"] if page else max(seq, first - 1),
+                "last_seq": self._last_seq,
+                "dropped": max(0, first - 1 - seq)}
+
+    def reset(self) -> None:
+        self._records.clear()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class Stats:
+    """Request counters keyed by (service, status, reason); ``accepted`` counts recorded pushes."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int, str], int] = {}
+        self.accepted: dict[str, int] = {}
+
+    def count(self, service: str, status: int, reason: str = "") -> None:
+        key = (service, status, reason)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def accept(self, service: str) -> None:
+        self.accepted[service] = self.accepted.get(service, 0) + 1
+
+    def reset(self) -> None:
+        self.counts.clear()
+        self.accepted.clear()
+
+    def snapshot(self) -> dict:
+        """A JSON-able form that ``merge`` can add up across worker processes."""
+        return {"counts": [[s, st, r, n] for (s, st, r), n in self.counts.items()],
+                "accepted": dict(self.accepted)}
+
+    @staticmethod
+    def report(snapshots: Iterable[dict]) -> dict:
+        by_service: dict[str, dict] = {}
+        by_status: dict[str, int] = {}
+        by_reason: dict[str, int] = {}
+        total = accepted_total = 0
+        for snap in snapshots:
+            for service, status, reason, n in snap["counts"]:
+                entry = by_service.setdefault(
+                    service, {"requests": 0, "accepted": 0, "by_status": {}, "by_reason": {}})
+                entry["requests"] += n
+                entry["by_status"][str(status)] = entry["by_status"].get(str(status), 0) + n
+                by_status[str(status)] = by_status.get(str(status), 0) + n
+                if reason:
+                    entry["by_reason"][reason] = entry["by_reason"].get(reason, 0) + n
+                    by_reason[reason] = by_reason.get(reason, 0) + n
+                total += n
+            for service, n in snap["accepted"].items():
+                by_service.setdefault(
+                    service, {"requests": 0, "accepted": 0, "by_status": {}, "by_reason": {}})
+                by_service[service]["accepted"] += n
+                accepted_total += n
+        return {"total_requests": total, "total_accepted": accepted_total, "by_service": by_service,
+                "by_status": by_status, "by_reason": by_reason}

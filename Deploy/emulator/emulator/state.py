@@ -1,0 +1,44 @@
+"""Process-wide mutable state the services write to: counters, the push log and the per-token
+attempt counters of ``fail_times`` rules.
+
+``LocalState`` is the whole story for a single process. With ``--workers`` each worker gets a
+``workers.WorkerState`` with the same methods that forwards pushes and attempt counts to the
+parent, so the services never know how many processes there are.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from .config import Settings
+from .logs import log, short_token
+from .records import PushLog, PushRecord, Stats
+from .rules import AttemptCounter
+
+
+class LocalState:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stats = Stats()
+        self.log = PushLog(settings.max_records, None if settings.fast else settings.record_file)
+        self.attempts = AttemptCounter()
+
+    def record(self, record: PushRecord) -> None:
+        """Called for every accepted push; ``--fast`` keeps counts only."""
+        self.stats.accept(record.service)
+        if not self.settings.fast:
+            self.log.append(record)
+
+    def next_attempt(self, key: str) -> "int | asyncio.Future[int]":
+        return self.attempts.next_attempt(key)
+
+    def outcome(self, service: str, status: int, reason: str, token: str | None) -> None:
+        """Count one answered request (and log it with ``--log-requests``)."""
+        self.stats.count(service, status, reason)
+        if self.settings.log_requests:
+            log("request", service=service, status=status, reason=reason or None,
+                token=short_token(token))
+
+    def reset(self) -> None:
+        self.stats.reset()
+        self.log.reset()
+        self.attempts.reset()

@@ -1,0 +1,41 @@
+# Shared helpers for the Deploy/ scripts. Sourced, not run.
+
+PUSHD_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PUSHD_STATE_DIR="${PUSHD_STATE_DIR:-$HOME/.pushd-local}"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# Installs Debian packages that are not installed yet (one apt-get update at most).
+ensure_debian_packages() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The C libraries the Swift package links, and the tools the build needs.
+ensure_build_dependencies() {
+    ensure_debian_packages pkg-config libssl-dev libpq-dev librabbitmq-dev libcurl4-openssl-dev
+    command -v swift >/dev/null || { log "the Swift toolchain is not on PATH"; exit 1; }
+}
+
+# A Python virtual environment for test tooling (PyPI), rebuilt when requirements change.
+ensure_tooling_venv() {
+    local venv="$PUSHD_STATE_DIR/tooling-venv" requirements="$PUSHD_REPO/Deploy/requirements-tooling.txt"
+    local stamp="$venv/.requirements.sha256" wanted
+    wanted="$(sha256sum "$requirements" | cut -d' ' -f1)"
+    if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+        log "preparing Python tooling in $venv"
+        mkdir -p "$PUSHD_STATE_DIR"
+        python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+        echo "$wanted" > "$stamp"
+    fi
+    export PUSHD_PYTHON="$venv/bin/python"
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on this machine: installs what is missing (Debian packages,
+# Python tooling), starts the servers the tests talk to, builds, and runs `swift test`.
+# This is the README's test command and what CI runs.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PUSHD_REPO"
+
+ensure_build_dependencies
+command -v javac >/dev/null || ensure_debian_packages default-jdk-headless
+ensure_tooling_venv
+
+log "building"
+swift build --build-tests 2>&1 | tail -n 3
+log "running swift test"
+log_file="$PUSHD_STATE_DIR/last-test-run.log"
+set +e
+swift test --skip-build >"$log_file" 2>&1
+status=$?
+set -e
+# Show failures and summaries, not one line per passing test.
+grep -vE '^(◇ |↳ |✔ Test ")|^\[|Executed 0 tests|Test Suite .*(started|passed) at' "$log_file" || true
+summary=$(grep -E 'Test run with [0-9]+ tests' "$log_file" | tail -n 1)
+total=$(sed -nE 's/.*Test run with ([0-9]+) tests.*/\1/p' <<<"$summary")
+failed=$(grep -cE '^✘ Test "' "$log_file" || true)
+if [ -z "$total" ]; then
+    log "swift test printed no summary (exit $status): see $log_file"
+    exit 1
+fi
+echo "swift test: $((total - failed)) passed, $failed failed"
+exit "$status"

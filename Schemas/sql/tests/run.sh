@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Schemas/sql/tests/run.sh — apply Schemas/sql/*.sql to a scratch database (each file in one
+# transaction, like the migrator), run devices_test.sql and a pgbench concurrency check, drop it.
+#
+#   eval "$(Deploy/local/services.sh env)" && Schemas/sql/tests/run.sh
+#
+# Needs PUSHD_DATABASE_URL pointing at a role that may CREATE DATABASE (the local role pushd can).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+SQL_DIR=$(dirname "$HERE")
+: "${PUSHD_DATABASE_URL:?set PUSHD_DATABASE_URL (eval \"\$(Deploy/local/services.sh env)\")}"
+PG_BIN=${PUSHD_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+PSQL="$PG_BIN/psql"
+PGBENCH="$PG_BIN/pgbench"
+
+base=${PUSHD_DATABASE_URL%/*}
+scratch="pushd_sqltest_$$"
+url="$base/$scratch"
+psql_() { "$PSQL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+psql_ "$PUSHD_DATABASE_URL" -c "CREATE DATABASE $scratch"
+trap 'psql_ "$PUSHD_DATABASE_URL" -c "DROP DATABASE IF EXISTS $scratch WITH (FORCE)"' EXIT
+
+for f in "$SQL_DIR"/[0-9][0-9][0-9][0-9]_*.sql; do
+    echo "apply $(basename "$f")"
+    psql_ "$url" --single-transaction -f "$f"
+done
+psql_ "$url" -f "$HERE/devices_test.sql"
+
+echo "pgbench: 8 clients x 250 register/prune calls on 16 shared tokens"
+"$PGBENCH" -n -c 8 -j 2 -t 250 -f "$HERE/concurrency.pgbench" "$url" > "$HERE/.pgbench.out" 2>&1 \
+    || { cat "$HERE/.pgbench.out"; exit 1; }
+grep -E 'number of (transactions actually processed|failed)' "$HERE/.pgbench.out" || true
+rm -f "$HERE/.pgbench.out"
+psql_ "$url" -At -c "
+DO \$\$
+BEGIN
+  ASSERT (SELECT count(*) FROM devices WHERE app_id = 'com.example.race') <= 16, 'one row per token';
+  ASSERT NOT EXISTS (SELECT FROM devices WHERE app_id = 'com.example.race'
+                      AND (key_id IS DISTINCT FROM pushd_key_id(public_key)
+                           OR (public_key IS NULL) <> (key_registered_at IS NULL))), 'key invariants';
+END
+\$\$;"
+echo "Schemas/sql tests: OK"
