@@ -22,7 +22,7 @@ set -e
 grep -vE '^(◇ |↳ |✔ Test ")|^\[|Executed 0 tests|Test Suite .*(started|passed) at' "$log_file" || true
 summary=$(grep -E 'Test run with [0-9]+ tests' "$log_file" | tail -n 1)
 total=$(sed -nE 's/.*Test run with ([0-9]+) tests.*/\1/p' <<<"$summary")
-failed=$(grep -cE '^✘ Test "' "$log_file" || true)
+failed=$(grep -cE '^✘ Test ".*failed after' "$log_file" || true)
 if [ -z "$total" ]; then
     log "swift test printed no summary (exit $status): see $log_file"
     exit 1
