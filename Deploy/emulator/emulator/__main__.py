@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 from .admin import AdminServer, LocalBackend
-from .app import bind_socket, build_router
+from .app import announce, bind_socket, build_router, install_stop_signals
 from .certs import TlsFiles, ensure_tls_files
 from .config import ConfigError, Credentials, Settings, default_state_dir, load_credentials
 from .logs import log
@@ -69,31 +66,6 @@ def parse_args(argv: list[str] | None) -> Settings:
                     log_requests=args.log_requests)
 
 
-def announce(settings: Settings, tls: TlsFiles, port: int, admin_port: int) -> Path:
-    """Print the start line and write ``emulator.json`` (atomically, for pollers)."""
-    info = {"pid": os.getpid(), "host": settings.host, "port": port, "admin_port": admin_port,
-            "url": f"https://{settings.host}:{port}", "admin_url": f"http://{settings.host}:{admin_port}",
-            "ca": str(tls.ca_cert), "state_dir": str(settings.state_dir),
-            "config": str(settings.config_path) if settings.config_path else None,
-            "fast": settings.fast, "workers": settings.workers, "max_streams": settings.max_streams}
-    line = json.dumps(info, separators=(",", ":"))
-    path = settings.state_dir / "emulator.json"
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(line + "\n")
-    temporary.replace(path)
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-    log("started", **info)
-    return path
-
-
-def install_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    return stop
-
-
 async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFiles) -> int:
     loop = asyncio.get_running_loop()
     stop = install_stop_signals(loop)
@@ -134,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             hint="every APNs JWT and OAuth assertion will be refused; see make_credentials.py")
     tls = ensure_tls_files(settings.state_dir)
     if settings.workers > 1:
-        from .workers import serve_workers
-        return run_loop(serve_workers(settings, credentials, tls))
+        from .workers import run_workers
+        return run_workers(settings, credentials, tls, run_loop)
     return run_loop(serve_single(settings, credentials, tls))
 
 

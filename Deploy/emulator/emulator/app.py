@@ -1,14 +1,23 @@
-"""Wiring: builds the services of one serving process and binds the listening sockets.
+"""Wiring shared by single-process and worker modes: the services of one serving process,
+the listening sockets, the start announcement and the stop signals.
 
 Kept apart from ``__main__`` so that worker processes build exactly the same stack.
 """
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import signal
 import socket
+import sys
+from pathlib import Path
 
 from .apns import ApnsService
+from .certs import TlsFiles
 from .config import Credentials, Settings
 from .fcm import FcmService
+from .logs import log
 from .oauth import AccessTokens, OAuthService
 from .rules import FaultInjector
 from .server import Router
@@ -35,3 +44,28 @@ def bind_socket(host: str, port: int, reuse_port: bool) -> socket.socket:
     sock.bind((host, port))
     sock.setblocking(False)
     return sock
+
+
+def announce(settings: Settings, tls: TlsFiles, port: int, admin_port: int) -> Path:
+    """Print the start line and write ``emulator.json`` (atomically, for pollers)."""
+    info = {"pid": os.getpid(), "host": settings.host, "port": port, "admin_port": admin_port,
+            "url": f"https://{settings.host}:{port}", "admin_url": f"http://{settings.host}:{admin_port}",
+            "ca": str(tls.ca_cert), "state_dir": str(settings.state_dir),
+            "config": str(settings.config_path) if settings.config_path else None,
+            "fast": settings.fast, "workers": settings.workers, "max_streams": settings.max_streams}
+    line = json.dumps(info, separators=(",", ":"))
+    path = settings.state_dir / "emulator.json"
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(line + "\n")
+    temporary.replace(path)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    log("started", **info)
+    return path
+
+
+def install_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop

@@ -1,0 +1,387 @@
+"""``--workers N``: N serving processes behind one port, and one parent that owns the admin
+API, the push log and the per-token attempt counters.
+
+Python serves HTTP/2 on one core; this uses the others. The processes are forked before any
+event loop exists. The parent accepts TCP connections and hands each to the next worker in
+turn (the descriptor travels over a Unix socket, SCM_RIGHTS); the worker does TLS and HTTP/2.
+Round-robin, rather than SO_REUSEPORT, because load tests open few connections and the
+kernel's hash then spread them unevenly (measured 3:1 with four connections, halving
+throughput). Each worker also talks to the parent over a socketpair carrying one JSON message
+per line:
+
+* worker -> parent: ``push`` (an accepted push, sent *before* its 200 is written), ``attempt``
+  (ask for the next attempt number of a ``fail_times`` token), ``ready``;
+* parent -> worker: ``sync`` (reply with counters), ``reset``, ``rotate`` (new access-token
+  secret); every request is answered with ``reply`` carrying the same ``id``.
+
+Because a channel is FIFO and a push is written to it before the client can see its 200, a
+``sync`` round trip to every worker guarantees the parent holds every push a client has seen
+accepted: ``/pushes`` and ``/stats`` are exact, not eventually consistent. ``--fast`` sends no
+pushes at all (counts travel with ``sync``).
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import signal
+import socket
+import time
+from typing import Callable
+
+from .admin import AdminServer
+from .app import announce, bind_socket, build_router, install_stop_signals
+from .certs import TlsFiles
+from .config import Credentials, Settings
+from .logs import log, short_token
+from .oauth import AccessTokens
+from .records import PushLog, PushRecord, Stats
+from .rules import AttemptCounter
+from .server import Http2Connection, make_h2_config, make_tls_context
+
+WORKER_READY_TIMEOUT = 10.0
+SHUTDOWN_GRACE = 3.0
+
+
+class _LineChannel(asyncio.Protocol):
+    def __init__(self, on_message: Callable[[dict], None], closed: asyncio.Future) -> None:
+        self._on_message = on_message
+        self._closed = closed
+        self._buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        *lines, self._buffer = (self._buffer + data).split(b"\n")
+        for line in lines:
+            self._on_message(json.loads(line))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+
+class Peer:
+    """One end of a parent/worker channel: fire-and-forget messages plus request/reply."""
+
+    def __init__(self, handler: Callable[["Peer", dict], None]) -> None:
+        self._handler = handler
+        self._pending: dict[int, asyncio.Future] = {}
+        self._next_id = 0
+        self._channel: _LineChannel | None = None
+        self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.closed.add_done_callback(lambda _: self._fail_pending())
+
+    async def attach(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        _, self._channel = await loop.connect_accepted_socket(
+            lambda: _LineChannel(self._receive, self.closed), sock)
+
+    def send(self, message: dict) -> None:
+        if self._channel is None or self._channel.transport is None or self.closed.done():
+            raise ConnectionError("channel closed")
+        self._channel.transport.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def call(self, op: str, **fields: object) -> asyncio.Future:
+        self._next_id += 1
+        future = asyncio.get_running_loop().create_future()
+        self._pending[self._next_id] = future
+        try:
+            self.send({"op": op, "id": self._next_id, **fields})
+        except ConnectionError as error:
+            self._pending.pop(self._next_id)
+            future.set_exception(error)
+        return future
+
+    def reply(self, request: dict, **fields: object) -> None:
+        self.send({"op": "reply", "id": request["id"], **fields})
+
+    def _receive(self, message: dict) -> None:
+        if message.get("op") == "reply":
+            future = self._pending.pop(message["id"], None)
+            if future is not None and not future.done():
+                future.set_result(message)
+        else:
+            self._handler(self, message)
+
+    def _fail_pending(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("channel closed"))
+        self._pending.clear()
+
+    def close(self) -> None:
+        if self._channel is not None and self._channel.transport is not None:
+            self._channel.transport.close()
+
+
+# -- worker side ----------------------------------------------------------------------------------
+
+class WorkerState:
+    """``LocalState``'s interface for a worker: counters stay local (collected by ``sync``),
+    pushes and attempt numbers belong to the parent."""
+
+    def __init__(self, settings: Settings, parent: Peer) -> None:
+        self.settings = settings
+        self.stats = Stats()
+        self._parent = parent
+
+    def record(self, record: PushRecord) -> None:
+        self.stats.accept(record.service)
+        if not self.settings.fast:
+            self._parent.send({"op": "push", "rec": record.to_json()})
+
+    def next_attempt(self, key: str) -> "asyncio.Future[int]":
+        reply = self._parent.call("attempt", key=key)
+        result: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def done(source: asyncio.Future) -> None:
+            if source.exception() is not None:
+                result.set_exception(source.exception())  # type: ignore[arg-type]
+            else:
+                result.set_result(source.result()["n"])
+
+        reply.add_done_callback(done)
+        return result
+
+    def outcome(self, service: str, status: int, reason: str, token: str | None) -> None:
+        self.stats.count(service, status, reason)
+        if self.settings.log_requests:
+            log("request", service=service, status=status, reason=reason or None, token=short_token(token))
+
+    def reset(self) -> None:
+        self.stats.reset()
+
+
+async def _worker_main(index: int, settings: Settings, credentials: Credentials, tls: TlsFiles, port: int,
+                       handoff_sock: socket.socket, channel_sock: socket.socket, secret: bytes) -> int:
+    loop = asyncio.get_running_loop()
+    stop = install_stop_signals(loop)
+    tokens = AccessTokens(secret, settings.access_token_ttl)
+    state: WorkerState | None = None
+
+    def on_message(peer: Peer, message: dict) -> None:
+        assert state is not None
+        if message["op"] == "sync":
+            peer.reply(message, stats=state.stats.snapshot())
+        elif message["op"] == "reset":
+            state.reset()
+            peer.reply(message)
+        elif message["op"] == "rotate":
+            tokens.rotate(base64.b64decode(message["secret"]))
+            peer.reply(message)
+
+    parent = Peer(on_message)
+    await parent.attach(channel_sock)
+    state = WorkerState(settings, parent)
+    router = build_router(settings, credentials, state, tokens, port, index)  # type: ignore[arg-type]
+    connections: set[Http2Connection] = set()
+    h2_config = make_h2_config(settings)
+    tls_context = make_tls_context(tls.server_cert, tls.server_key)
+
+    def adopt_connections() -> None:
+        try:
+            _, fds, _, _ = socket.recv_fds(handoff_sock, 16, 64)
+        except BlockingIOError:
+            return
+        for fd in fds:
+            client = socket.socket(fileno=fd)
+            client.setblocking(False)
+            loop.create_task(_adopt(loop, client, tls_context,
+                                    lambda: Http2Connection(router, settings, h2_config, connections)))
+
+    handoff_sock.setblocking(False)
+    loop.add_reader(handoff_sock.fileno(), adopt_connections)
+    parent.send({"op": "ready", "pid": os.getpid()})
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([stopped, parent.closed], return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    loop.remove_reader(handoff_sock.fileno())
+    await asyncio.gather(*(c.shutdown(SHUTDOWN_GRACE) for c in list(connections)))
+    parent.close()
+    return 0
+
+
+async def _adopt(loop: asyncio.AbstractEventLoop, client: socket.socket, tls_context: object,
+                 factory: Callable[[], Http2Connection]) -> None:
+    """Run the TLS handshake and HTTP/2 on a connection the parent accepted."""
+    try:
+        await loop.connect_accepted_socket(factory, client, ssl=tls_context)  # type: ignore[arg-type]
+    except (OSError, ConnectionError) as error:  # handshake failures are the client's problem
+        log("tls_handshake_failed", level="warning", error=str(error))
+        client.close()
+
+
+# -- parent side ----------------------------------------------------------------------------------
+
+class _Worker:
+    def __init__(self, index: int, pid: int, peer: Peer, handoff: socket.socket) -> None:
+        self.index, self.pid, self.peer, self.handoff = index, pid, peer, handoff
+        self.ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        #: Between sending ``reset`` and its reply, pushes from this worker predate the reset.
+        self.discarding = False
+
+
+class ParentBackend:
+    """The admin API's view with workers: parent-held pushes, counters collected by ``sync``."""
+
+    def __init__(self, settings: Settings, workers: list[_Worker], push_log: PushLog,
+                 attempts: AttemptCounter, tokens: AccessTokens) -> None:
+        self._settings, self._workers, self._log = settings, workers, push_log
+        self._attempts, self._tokens = attempts, tokens
+
+    async def _sync(self) -> list[dict]:
+        replies = await asyncio.gather(*(w.peer.call("sync") for w in self._workers))
+        return [reply["stats"] for reply in replies]
+
+    async def pushes(self, since: int, limit: int) -> dict:
+        await self._sync()
+        page = self._log.since(since, limit)
+        page["recording"] = "counts-only" if self._settings.fast else "full"
+        return page
+
+    async def stats(self) -> dict:
+        report = Stats.report(await self._sync())
+        report["workers"] = len(self._workers)
+        return report
+
+    async def reset(self) -> None:
+        self._log.reset()
+        self._attempts.reset()
+        for worker in self._workers:
+            worker.discarding = True
+        replies = [w.peer.call("reset") for w in self._workers]
+        for worker, reply in zip(self._workers, replies):
+            await reply
+            worker.discarding = False
+
+    async def revoke_tokens(self) -> None:
+        secret = self._tokens.rotate()
+        encoded = base64.b64encode(secret).decode()
+        await asyncio.gather(*(w.peer.call("rotate", secret=encoded) for w in self._workers))
+
+
+async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socket,
+                       children: list[tuple[int, int, socket.socket, socket.socket]], secret: bytes) -> int:
+    stop = install_stop_signals(asyncio.get_running_loop())
+    started_at = time.time()
+    push_log = PushLog(settings.max_records, None if settings.fast else settings.record_file)
+    attempts = AttemptCounter()
+    tokens = AccessTokens(secret, settings.access_token_ttl)
+    workers: list[_Worker] = []
+    failed = False
+
+    def make_handler(worker_index: int) -> Callable[[Peer, dict], None]:
+        def on_message(peer: Peer, message: dict) -> None:
+            worker = workers[worker_index]
+            op = message["op"]
+            if op == "push":
+                if not worker.discarding:
+                    push_log.append(PushRecord.from_json(message["rec"]))
+            elif op == "attempt":
+                peer.reply(message, n=attempts.next_attempt(message["key"]))
+            elif op == "ready" and not worker.ready.done():
+                worker.ready.set_result(None)
+        return on_message
+
+    for index, pid, channel_sock, handoff in children:
+        peer = Peer(make_handler(index))
+        workers.append(_Worker(index, pid, peer, handoff))
+        await peer.attach(channel_sock)
+
+    def on_worker_lost(worker: _Worker) -> None:
+        nonlocal failed
+        if not stop.is_set():
+            log("worker_died", level="error", worker=worker.index, pid=worker.pid)
+            failed = True
+            stop.set()
+
+    for worker in workers:
+        worker.peer.closed.add_done_callback(lambda _, w=worker: on_worker_lost(w))
+    try:
+        await asyncio.wait_for(asyncio.gather(*(w.ready for w in workers)), WORKER_READY_TIMEOUT)
+    except asyncio.TimeoutError:
+        log("workers_not_ready", level="error")
+        failed = True
+        stop.set()
+    admin = await asyncio.start_server(
+        AdminServer(ParentBackend(settings, workers, push_log, attempts, tokens), started_at).serve_client,
+        settings.host, settings.admin_port)
+    turn = 0
+
+    def hand_off_connections() -> None:
+        nonlocal turn
+        while True:
+            try:
+                client, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:  # e.g. EMFILE: keep serving the connections we have
+                log("accept_failed", level="warning", error=str(error))
+                return
+            with client:
+                worker = workers[turn % len(workers)]
+                turn += 1
+                socket.send_fds(worker.handoff, [b"c"], [client.fileno()])
+
+    loop = asyncio.get_running_loop()
+    loop.add_reader(listener.fileno(), hand_off_connections)
+    info_path = announce(settings, tls, listener.getsockname()[1], admin.sockets[0].getsockname()[1])
+    await stop.wait()
+    log("stopping", workers=len(workers))
+    loop.remove_reader(listener.fileno())
+    listener.close()
+    admin.close()
+    for worker in workers:
+        try:
+            os.kill(worker.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + SHUTDOWN_GRACE + 2.0
+    remaining = {w.pid for w in workers}
+    while remaining and time.monotonic() < deadline:
+        for pid in list(remaining):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                remaining.discard(pid)
+        await asyncio.sleep(0.02)
+    for pid in remaining:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    push_log.close()
+    info_path.unlink(missing_ok=True)
+    log("stopped")
+    return 1 if failed else 0
+
+
+def run_workers(settings: Settings, credentials: Credentials, tls: TlsFiles,
+                run_loop: Callable[..., int]) -> int:
+    """Fork the workers (before any event loop exists), then run the parent loop."""
+    listener = bind_socket(settings.host, settings.port, reuse_port=False)
+    listener.listen(1024)
+    port = listener.getsockname()[1]
+    secret = os.urandom(32)
+    children: list[tuple[int, int, socket.socket, socket.socket]] = []
+    for index in range(settings.workers):
+        parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        handoff_parent, handoff_worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # worker
+            listener.close()
+            parent_end.close()
+            handoff_parent.close()
+            for _, _, channel, handoff in children:
+                channel.close()
+                handoff.close()
+            code = 1
+            try:
+                code = run_loop(_worker_main(index, settings, credentials, tls, port, handoff_worker,
+                                             worker_end, secret))
+            finally:
+                os._exit(code)
+        worker_end.close()
+        handoff_worker.close()
+        children.append((index, pid, parent_end, handoff_parent))
+    return run_loop(_parent_main(settings, tls, listener, children, secret))
