@@ -24,14 +24,24 @@ let package = Package(
 
         // Swift modules, one concern each.
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
+        .target(name: "PushRuntime"),
+        .target(name: "PushModel"),
+        .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushCrypto", "PushRuntime"]),
+        .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
+        .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushModel", "PushRuntime"]),
         .executableTarget(
             name: "pushd",
-            dependencies: ["PushCrypto"]
+            dependencies: ["PushCrypto", "PushRuntime", "PushModel", "PushStore", "PushQueue", "PushDelivery"]
         ),
 
-        .target(name: "PushTestSupport"),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
+        .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCrypto", "PushTestSupport"]),
+        .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushTestSupport"]),
+        .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),
     ],

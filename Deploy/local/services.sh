@@ -23,6 +23,8 @@
 #                         PUSHD_AMQP_PORT-10000 when that would exceed 65535 (55672 -> 45672)
 #   PUSHD_RABBITMQ_MANAGEMENT=1  also enable the management plugin (HTTP API/UI, rabbitmqadmin)
 #   PUSHD_AMQP_MGMT_PORT  default PUSHD_AMQP_PORT+1 (only with PUSHD_RABBITMQ_MANAGEMENT=1)
+#   PUSHD_RABBITMQ_NODENAME  default pushd-local@localhost (epmd is shared: a second private
+#                         node on the same machine, e.g. another user's, needs another name)
 #   PUSHD_PG_BIN          default: newest /usr/lib/postgresql/*/bin
 #   PUSHD_START_TIMEOUT   seconds to wait for each service, default 120
 #
@@ -73,7 +75,8 @@ done
 (( DIST_PORT >= 35672 && DIST_PORT <= 35682 )) && \
     die "distribution port $DIST_PORT collides with the CLI tools' port range 35672-35682; set PUSHD_AMQP_DIST_PORT"
 
-RMQ_NODE=pushd-local@localhost
+RMQ_NODE=${PUSHD_RABBITMQ_NODENAME:-pushd-local@localhost}
+[[ "$RMQ_NODE" =~ ^[A-Za-z0-9_-]+@localhost$ ]] || die "PUSHD_RABBITMQ_NODENAME must look like name@localhost"
 RMQ_BIN=${PUSHD_RABBITMQ_BIN:-/usr/lib/rabbitmq/bin}   # not /usr/sbin: Debian's wrappers su to 'rabbitmq'
 RMQ_BASE=$STATE_DIR/rabbitmq
 RMQ_HOME=$RMQ_BASE/home                                # private $HOME: holds the private .erlang.cookie
@@ -442,6 +445,7 @@ export PUSHD_STATE_DIR='$STATE_DIR'
 export PUSHD_DATABASE_URL='$(database_url)'
 export PUSHD_AMQP_URL='$(amqp_url)'
 export PUSHD_RABBITMQCTL='$RMQCTL_CMD'
+export PUSHD_RABBITMQ_NODENAME='$RMQ_NODE'
 export PUSHD_PG_BIN='$pgbin'
 export PUSHD_PG_PORT='$PG_PORT'
 export PUSHD_AMQP_PORT='$AMQP_PORT'

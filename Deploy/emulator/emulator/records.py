@@ -21,41 +21,39 @@ class PushRecord:
     body: str
     received_at: float
     extra: dict = field(default_factory=dict)
-    seq: int = 0
 
-    def to_json(self) -> dict:
-        return {"seq": self.seq, "service": self.service, "token": self.token,
-                "headers": self.headers, "body": self.body,
-                "received_at": round(self.received_at, 6), **self.extra}
-
-    @classmethod
-    def from_json(cls, raw: dict) -> "PushRecord":
-        extra = {k: v for k, v in raw.items()
-                 if k not in ("seq", "service", "token", "headers", "body", "received_at")}
-        return cls(raw["service"], raw["token"], raw["headers"], raw["body"], raw["received_at"], extra)
+    def to_json_text(self) -> str:
+        """The stored form: compact JSON without ``seq`` (the log assigns it)."""
+        return json.dumps({"service": self.service, "token": self.token, "headers": self.headers,
+                           "body": self.body, "received_at": round(self.received_at, 6), **self.extra},
+                          separators=(",", ":"))
 
 
 class PushLog:
+    """Accepted pushes as serialized JSON text: about a third of the memory of live objects, and
+    worker processes can hand records over without the parent parsing them."""
+
     def __init__(self, max_records: int, record_file: Path | None) -> None:
-        self._records: deque[PushRecord] = deque(maxlen=max(1, max_records))
+        self._records: deque[tuple[int, str]] = deque(maxlen=max(1, max_records))
         self._last_seq = 0
         self._file: IO[str] | None = record_file.open("a", encoding="utf-8") if record_file else None
 
-    def append(self, record: PushRecord) -> None:
+    def append(self, record_json: str) -> None:
+        """``record_json`` is ``PushRecord.to_json_text()`` output."""
         self._last_seq += 1
-        record.seq = self._last_seq
-        self._records.append(record)
+        self._records.append((self._last_seq, record_json))
         if self._file is not None:
-            self._file.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+            self._file.write(f'{{"seq":{self._last_seq},{record_json[1:]}\n')
             self._file.flush()
 
     def since(self, seq: int, limit: int) -> dict:
         """Records with a sequence number above ``seq``, oldest first, at most ``limit``.
         ``dropped`` counts records after ``seq`` that are no longer held (ring overflow or reset):
         sequence numbers never restart, so pollers can keep their cursor across a reset."""
-        first = self._records[0].seq if self._records else self._last_seq + 1
+        first = self._records[0][0] if self._records else self._last_seq + 1
         start = max(0, seq + 1 - first)
-        page = [r.to_json() for r in itertools.islice(self._records, start, start + limit)]
+        page = [{"seq": number, **json.loads(text)}
+                for number, text in itertools.islice(self._records, start, start + limit)]
         return {"pushes": page,
                 "next_since": page[-1]["seq"] if page else max(seq, first - 1),
                 "last_seq": self._last_seq,

@@ -26,7 +26,7 @@ class LocalState:
         """Called for every accepted push; ``--fast`` keeps counts only."""
         self.stats.accept(record.service)
         if not self.settings.fast:
-            self.log.append(record)
+            self.log.append(record.to_json_text())
 
     def next_attempt(self, key: str) -> "int | asyncio.Future[int]":
         return self.attempts.next_attempt(key)

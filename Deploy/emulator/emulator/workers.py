@@ -7,10 +7,11 @@ turn (the descriptor travels over a Unix socket, SCM_RIGHTS); the worker does TL
 Round-robin, rather than SO_REUSEPORT, because load tests open few connections and the
 kernel's hash then spread them unevenly (measured 3:1 with four connections, halving
 throughput). Each worker also talks to the parent over a socketpair carrying one JSON message
-per line:
+per line, tagged by its first byte: ``P`` + an accepted push's JSON (stored by the parent as
+is, never parsed) or ``M`` + a JSON message:
 
-* worker -> parent: ``push`` (an accepted push, sent *before* its 200 is written), ``attempt``
-  (ask for the next attempt number of a ``fail_times`` token), ``ready``;
+* worker -> parent: pushes (sent *before* their 200 is written), ``attempt`` (ask for the next
+  attempt number of a ``fail_times`` token), ``ready``;
 * parent -> worker: ``sync`` (reply with counters), ``reset``, ``rotate`` (new access-token
   secret); every request is answered with ``reply`` carrying the same ``id``.
 
@@ -45,8 +46,10 @@ SHUTDOWN_GRACE = 3.0
 
 
 class _LineChannel(asyncio.Protocol):
-    def __init__(self, on_message: Callable[[dict], None], closed: asyncio.Future) -> None:
+    def __init__(self, on_message: Callable[[dict], None], on_push: Callable[[str], None],
+                 closed: asyncio.Future) -> None:
         self._on_message = on_message
+        self._on_push = on_push
         self._closed = closed
         self._buffer = b""
         self.transport: asyncio.Transport | None = None
@@ -57,7 +60,10 @@ class _LineChannel(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         *lines, self._buffer = (self._buffer + data).split(b"\n")
         for line in lines:
-            self._on_message(json.loads(line))
+            if line[:1] == b"P":
+                self._on_push(line[1:].decode())
+            else:
+                self._on_message(json.loads(line[1:]))
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._closed.done():
@@ -67,8 +73,10 @@ class _LineChannel(asyncio.Protocol):
 class Peer:
     """One end of a parent/worker channel: fire-and-forget messages plus request/reply."""
 
-    def __init__(self, handler: Callable[["Peer", dict], None]) -> None:
+    def __init__(self, handler: Callable[["Peer", dict], None],
+                 on_push: Callable[[str], None] = lambda text: None) -> None:
         self._handler = handler
+        self._on_push = on_push
         self._pending: dict[int, asyncio.Future] = {}
         self._next_id = 0
         self._channel: _LineChannel | None = None
@@ -78,12 +86,18 @@ class Peer:
     async def attach(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         _, self._channel = await loop.connect_accepted_socket(
-            lambda: _LineChannel(self._receive, self.closed), sock)
+            lambda: _LineChannel(self._receive, self._on_push, self.closed), sock)
 
-    def send(self, message: dict) -> None:
+    def _write(self, line: bytes) -> None:
         if self._channel is None or self._channel.transport is None or self.closed.done():
             raise ConnectionError("channel closed")
-        self._channel.transport.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self._channel.transport.write(line)
+
+    def send(self, message: dict) -> None:
+        self._write(b"M" + json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def send_push(self, record_json: str) -> None:
+        self._write(b"P" + record_json.encode() + b"\n")
 
     def call(self, op: str, **fields: object) -> asyncio.Future:
         self._next_id += 1
@@ -132,7 +146,7 @@ class WorkerState:
     def record(self, record: PushRecord) -> None:
         self.stats.accept(record.service)
         if not self.settings.fast:
-            self._parent.send({"op": "push", "rec": record.to_json()})
+            self._parent.send_push(record.to_json_text())
 
     def next_attempt(self, key: str) -> "asyncio.Future[int]":
         reply = self._parent.call("attempt", key=key)
@@ -274,21 +288,22 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     workers: list[_Worker] = []
     failed = False
 
-    def make_handler(worker_index: int) -> Callable[[Peer, dict], None]:
+    def make_handlers(worker_index: int) -> tuple[Callable[[Peer, dict], None], Callable[[str], None]]:
+        def on_push(record_json: str) -> None:
+            if not workers[worker_index].discarding:
+                push_log.append(record_json)
+
         def on_message(peer: Peer, message: dict) -> None:
             worker = workers[worker_index]
             op = message["op"]
-            if op == "push":
-                if not worker.discarding:
-                    push_log.append(PushRecord.from_json(message["rec"]))
-            elif op == "attempt":
+            if op == "attempt":
                 peer.reply(message, n=attempts.next_attempt(message["key"]))
             elif op == "ready" and not worker.ready.done():
                 worker.ready.set_result(None)
-        return on_message
+        return on_message, on_push
 
     for index, pid, channel_sock, handoff in children:
-        peer = Peer(make_handler(index))
+        peer = Peer(*make_handlers(index))
         workers.append(_Worker(index, pid, peer, handoff))
         await peer.attach(channel_sock)
 

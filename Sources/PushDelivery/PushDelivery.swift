@@ -1,0 +1,1 @@
+// Delivery to APNs and FCM over HTTP/2 (libcurl).

@@ -1,0 +1,1 @@
+// The AMQP layer over RabbitMQ (rabbitmq-c). See README.md.

@@ -1,0 +1,1 @@
+// The device registry in PostgreSQL (libpq). See README.md.
