@@ -60,6 +60,19 @@ public enum Base64 {
         return length
     }
 
+    /// base64url without padding (RFC 4648 §5), as JWS uses.
+    public static func encodeURL(_ bytes: [UInt8]) -> String {
+        var text = encode(bytes)
+        while text.hasSuffix("=") { text.removeLast() }
+        return String(text.map { character -> Character in
+            switch character {
+            case "+": "-"
+            case "/": "_"
+            default: character
+            }
+        })
+    }
+
     /// Strict decoding: only the standard alphabet, padding required, no whitespace, and
     /// canonical (unused trailing bits zero, so one byte string has exactly one encoding).
     /// Envelopes are machine-made, so anything else is a sign of corruption or tampering.

@@ -1,0 +1,124 @@
+import Foundation
+import PushRuntime
+
+/// Sends pushes to APNs for one team (one `.p8` key): HTTP/2 with token authentication.
+///
+/// APNs binds a connection to one team, so each team gets its own `HTTP2Client` (its own
+/// connections). On a new connection APNs allows a single stream until a request with a
+/// valid token succeeds, so the very first request is sent alone and the rest wait for it.
+public final class APNsClient: Sendable {
+    public struct Configuration: Sendable {
+        public var teamID: String
+        public var keyID: String
+        /// The `.p8` key's PEM text (read from a file or the environment, never logged).
+        public var privateKeyPEM: String
+        /// Replaces both APNs hosts (e.g. the local emulator's `https://127.0.0.1:8443`).
+        public var baseURLOverride: String?
+        public var requestTimeout: Duration
+        public var http: HTTP2Client.Configuration
+
+        public init(
+            teamID: String, keyID: String, privateKeyPEM: String, baseURLOverride: String? = nil,
+            requestTimeout: Duration = .seconds(15), http: HTTP2Client.Configuration = .init()
+        ) {
+            self.teamID = teamID
+            self.keyID = keyID
+            self.privateKeyPEM = privateKeyPEM
+            self.baseURLOverride = baseURLOverride
+            self.requestTimeout = requestTimeout
+            self.http = http
+        }
+    }
+
+    private let configuration: Configuration
+    private let http: HTTP2Client
+    private let tokens: APNsTokenProvider
+    private let firstRequest = FirstSuccessGate()
+    private let logger: Logger
+
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "apns"), now: @escaping @Sendable () -> Date = Date.init
+    ) throws(DeliveryConfigurationError) {
+        self.configuration = configuration
+        self.logger = logger.with(["team": .string(configuration.teamID)])
+        do {
+            tokens = try APNsTokenProvider(
+                teamID: configuration.teamID, keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, now: now)
+        } catch {
+            throw .invalidCredentials("APNs key \(configuration.keyID): \(error)")
+        }
+        do {
+            http = try HTTP2Client(configuration: configuration.http, logger: logger)
+        } catch {
+            throw .transportUnavailable("\(error)")
+        }
+    }
+
+    /// Sends one push and classifies the answer. Never throws: every failure is an outcome.
+    public func send(_ notification: APNsNotification) async -> DeliveryOutcome {
+        if let problem = notification.localProblem { return problem }
+        let base = configuration.baseURLOverride ?? notification.environment.baseURL
+        let url = "\(base)/3/device/\(notification.deviceToken)"
+        let token: String
+        do { token = try tokens.token() } catch {
+            return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
+        }
+        var outcome = await firstRequest.run { await self.attempt(notification, url: url, token: token) }
+        switch outcome {
+        case .configurationError(reason: "ExpiredProviderToken", _):
+            // Renew (within the 20-minute rule) and retry once.
+            guard let renewed = try? tokens.renew(rejected: token) else { return outcome }
+            logger.warning("APNs said the provider token expired; retrying with a renewed token")
+            outcome = await attempt(notification, url: url, token: renewed)
+        case .retryLater(let reason, _) where reason.hasPrefix("connection:"):
+            // The connection went away under the request (GOAWAY, reset): safe to resend at
+            // once on a fresh connection, which libcurl opens.
+            outcome = await attempt(notification, url: url, token: token)
+        default:
+            break
+        }
+        return outcome
+    }
+
+    private func attempt(_ notification: APNsNotification, url: String, token: String) async -> DeliveryOutcome {
+        let request = HTTPRequest(
+            url: url, headers: notification.headers(bearer: token), body: notification.payload,
+            timeout: configuration.requestTimeout)
+        do {
+            return APNsResponseClassifier.classify(try await http.send(request))
+        } catch {
+            return DeliveryOutcome(transportError: error)
+        }
+    }
+
+    public func shutdown() async {
+        await http.shutdown()
+    }
+}
+
+extension DeliveryOutcome {
+    /// A transport failure as an outcome: retryable ones are `retryLater` with a reason
+    /// starting "connection:" or "timeout"; TLS verification is configuration.
+    init(transportError error: HTTPClientError) {
+        switch error {
+        case .timedOut: self = .retryLater(reason: "timeout", retryAfter: nil)
+        case .connectionFailed(let why): self = .retryLater(reason: "connection: \(why)", retryAfter: nil)
+        case .transport(_, let why): self = .retryLater(reason: "connection: \(why)", retryAfter: nil)
+        case .tlsVerificationFailed(let why): self = .configurationError(reason: "TLS: \(why)", status: 0)
+        case .shutDown, .cancelled: self = .retryLater(reason: "shutting down", retryAfter: nil)
+        }
+    }
+}
+
+/// Configuration that cannot work: reported once at start-up, with what to fix.
+public enum DeliveryConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidCredentials(String)
+    case transportUnavailable(String)
+
+    public var description: String {
+        switch self {
+        case .invalidCredentials(let why): "invalid credentials: \(why)"
+        case .transportUnavailable(let why): "HTTP/2 transport unavailable: \(why)"
+        }
+    }
+}

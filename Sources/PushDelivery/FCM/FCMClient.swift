@@ -1,0 +1,82 @@
+import Foundation
+import PushRuntime
+
+/// Sends data messages through FCM HTTP v1 for one Firebase project.
+public final class FCMClient: Sendable {
+    public struct Configuration: Sendable {
+        public var account: FCMServiceAccount
+        /// Replaces `https://fcm.googleapis.com` (e.g. the local emulator).
+        public var baseURLOverride: String?
+        public var requestTimeout: Duration
+        public var http: HTTP2Client.Configuration
+
+        public init(
+            account: FCMServiceAccount, baseURLOverride: String? = nil, requestTimeout: Duration = .seconds(15),
+            http: HTTP2Client.Configuration = .init()
+        ) {
+            self.account = account
+            self.baseURLOverride = baseURLOverride
+            self.requestTimeout = requestTimeout
+            self.http = http
+        }
+    }
+
+    public var projectID: String { configuration.account.projectID }
+    private let configuration: Configuration
+    private let http: HTTP2Client
+    private let tokens: FCMAccessTokenProvider
+    private let sendURL: String
+
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "fcm"), now: @escaping @Sendable () -> Date = Date.init
+    ) throws(DeliveryConfigurationError) {
+        self.configuration = configuration
+        do { http = try HTTP2Client(configuration: configuration.http, logger: logger) } catch {
+            throw .transportUnavailable("\(error)")
+        }
+        tokens = try FCMAccessTokenProvider(account: configuration.account, http: http, now: now)
+        let base = configuration.baseURLOverride ?? "https://fcm.googleapis.com"
+        sendURL = "\(base)/v1/projects/\(configuration.account.projectID)/messages:send"
+    }
+
+    /// Sends one message body (built by `FCMMessageTemplate`). Never throws.
+    public func send(body: [UInt8]) async -> DeliveryOutcome {
+        let token: String
+        do { token = try await tokens.token() } catch {
+            return Self.outcome(for: error)
+        }
+        var outcome = await attempt(body: body, token: token)
+        if case .configurationError(reason: "UNAUTHENTICATED", _) = outcome {
+            // The access token was revoked or expired early: fetch a new one and retry once.
+            do { outcome = await attempt(body: body, token: try await tokens.invalidate(token)) } catch {
+                return Self.outcome(for: error)
+            }
+        } else if case .retryLater(let reason, _) = outcome, reason.hasPrefix("connection:") {
+            outcome = await attempt(body: body, token: token)
+        }
+        return outcome
+    }
+
+    private func attempt(body: [UInt8], token: String) async -> DeliveryOutcome {
+        let request = HTTPRequest(
+            url: sendURL,
+            headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
+            body: body, timeout: configuration.requestTimeout)
+        do {
+            return FCMResponseClassifier.classify(try await http.send(request))
+        } catch {
+            return DeliveryOutcome(transportError: error)
+        }
+    }
+
+    private static func outcome(for error: FCMAuthError) -> DeliveryOutcome {
+        switch error {
+        case .tokenEndpoint(let why): .retryLater(reason: "oauth: \(why)", retryAfter: nil)
+        case .rejected(let why), .signing(let why): .configurationError(reason: "oauth: \(why)", status: 401)
+        }
+    }
+
+    public func shutdown() async {
+        await http.shutdown()
+    }
+}

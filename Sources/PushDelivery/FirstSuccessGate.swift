@@ -1,0 +1,28 @@
+import PushRuntime
+import Synchronization
+
+/// Lets one request through until one has succeeded, then everyone at once.
+///
+/// APNs allows a single stream on a new token-authenticated connection until a request
+/// with a valid token succeeds; fanning out before that only earns refused streams.
+final class FirstSuccessGate: Sendable {
+    private let opened = Atomic<Bool>(false)
+    private let single = AsyncSemaphore(permits: 1)
+
+    func run(_ body: @Sendable () async -> DeliveryOutcome) async -> DeliveryOutcome {
+        if opened.load(ordering: .acquiring) { return await body() }
+        do { try await single.acquire() } catch { return .retryLater(reason: "shutting down", retryAfter: nil) }
+        defer { single.release() }
+        if opened.load(ordering: .acquiring) { return await body() }
+        let outcome = await body()
+        // Any answer from APNs proves the token was checked (an invalid device token is
+        // still an authenticated request); only auth and transport failures keep it closed.
+        switch outcome {
+        case .delivered, .invalidToken, .rejected:
+            opened.store(true, ordering: .releasing)
+        case .retryLater, .configurationError:
+            break
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,76 @@
+/// One HTTP request as the delivery clients send it.
+public struct HTTPRequest: Sendable {
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    public var method: Method
+    public var url: String
+    /// Header names and values; names are sent as given (HTTP/2 lower-cases them).
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The whole exchange must finish within this time, connection set-up included.
+    public var timeout: Duration
+
+    public init(
+        method: Method = .post, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+        timeout: Duration = .seconds(30)
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    /// Header names lower-cased; a repeated header keeps its last value.
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// 2 for HTTP/2, 1 for HTTP/1.x.
+    public var httpVersion: Int
+
+    public init(status: Int, headers: [String: String], body: [UInt8], httpVersion: Int) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+    }
+}
+
+/// Transport failures: the request never produced an HTTP response.
+public enum HTTPClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The request did not complete within its timeout.
+    case timedOut
+    /// Connecting, the TLS handshake, or the connection itself failed.
+    case connectionFailed(String)
+    /// The peer's certificate did not verify: configuration, not a transient error.
+    case tlsVerificationFailed(String)
+    /// The client is shutting down and takes no new requests.
+    case shutDown
+    case cancelled
+    /// Any other libcurl failure, with its code and message.
+    case transport(code: Int, message: String)
+
+    /// Whether sending the same request again later may succeed.
+    public var isRetryable: Bool {
+        switch self {
+        case .timedOut, .connectionFailed, .transport: true
+        case .tlsVerificationFailed, .shutDown, .cancelled: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .timedOut: "request timed out"
+        case .connectionFailed(let why): "connection failed: \(why)"
+        case .tlsVerificationFailed(let why): "TLS verification failed: \(why)"
+        case .shutDown: "HTTP client is shut down"
+        case .cancelled: "request cancelled"
+        case .transport(let code, let message): "transport error \(code): \(message)"
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import CCurl
+import CCurlShims
+
+/// One request in flight: its easy handle, header list and the response as it arrives.
+///
+/// `@unchecked Sendable` is safe because ownership moves exactly once: the caller builds
+/// it and sets `continuation`, then hands it to the loop through the loop's locked inbox;
+/// from then on only the loop thread reads or writes it, including the curl callbacks
+/// (which libcurl invokes on the thread calling `curl_multi_perform`, the loop thread).
+final class Transfer: @unchecked Sendable {
+    typealias Completion = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
+
+    static let maximumResponseBytes = 1 << 20
+
+    let id: UInt64
+    let request: HTTPRequest
+    var continuation: Completion?
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var responseHeaders: [String: String] = [:]
+    var responseBody: [UInt8] = []
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init(id: UInt64, request: HTTPRequest) {
+        self.id = id
+        self.request = request
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    /// Resumes the waiting task once; later calls are ignored.
+    func complete(_ result: Result<HTTPResponse, HTTPClientError>) {
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+
+    /// Frees the libcurl resources (the loop removes the handle from the multi first).
+    func releaseHandles() {
+        if let easy { curl_easy_cleanup(easy) }
+        easy = nil
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+    }
+
+    var curlErrorMessage: String {
+        String(cString: errorBuffer)
+    }
+}
+
+/// libcurl's body callback: appends to the transfer's response body.
+let transferWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard let data, length > 0 else { return length }
+    // Refusing the bytes makes libcurl abort the transfer with a write error.
+    guard transfer.responseBody.count + length <= Transfer.maximumResponseBytes else { return 0 }
+    transfer.responseBody.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+/// libcurl's header callback: one header line per call, the status line first.
+let transferHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    let length = size * count
+    guard let context, let data, length > 0 else { return length }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+        // A new response (after an interim 100 Continue): start its headers afresh.
+        transfer.responseHeaders.removeAll()
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        transfer.responseHeaders[name] = value
+    }
+    return length
+}
+
+import Foundation

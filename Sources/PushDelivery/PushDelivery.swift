@@ -1,1 +1,0 @@
-// Delivery to APNs and FCM over HTTP/2 (libcurl).

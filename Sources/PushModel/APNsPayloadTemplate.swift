@@ -1,0 +1,77 @@
+/// Builds the APNs alert payload for every device of one job.
+///
+///     {"aps":{"alert":{"title":<fallback>,"body":<fallback>},"mutable-content":1,
+///             "thread-id":…,"category":…,"sound":…,"badge":…},
+///      "encrypted_data":"<envelope JSON as a string>","experienceId":…,"scopeKey":…}
+///
+/// `aps.alert` holds only the fallback text: it is what the phone shows if the extension
+/// cannot decrypt (before first unlock, an old app), and the extension runs only when
+/// `mutable-content` is 1 and the alert has a title or body. A device without a key gets
+/// the same payload without `encrypted_data` (and without `mutable-content`): private
+/// content never travels unencrypted.
+///
+/// The parts that are the same for every device are rendered once; per device only the
+/// envelope is spliced in.
+public struct APNsPayloadTemplate: Sendable {
+    private let aps: String
+    private let trailer: String
+    private let legacyPayload: [UInt8]
+
+    public init(job: NotificationJob) {
+        func aps(mutable: Bool) -> String {
+            var fields = "{\"alert\":{\"title\":" + JSONWriter.quoted(job.fallback.title)
+                + ",\"body\":" + JSONWriter.quoted(job.fallback.message) + "}"
+            if mutable { fields += ",\"mutable-content\":1" }
+            let presentation = job.presentation
+            if let thread = presentation.threadID { fields += ",\"thread-id\":" + JSONWriter.quoted(thread) }
+            if let category = presentation.category { fields += ",\"category\":" + JSONWriter.quoted(category) }
+            if let sound = presentation.sound { fields += ",\"sound\":" + JSONWriter.quoted(sound) }
+            if let badge = presentation.badge { fields += ",\"badge\":\(badge)" }
+            return fields + "}"
+        }
+        var trailer = ""
+        if let experience = job.app.experienceID { trailer += ",\"experienceId\":" + JSONWriter.quoted(experience) }
+        if let scope = job.app.scopeKey { trailer += ",\"scopeKey\":" + JSONWriter.quoted(scope) }
+        trailer += "}"
+        self.aps = "{\"aps\":" + aps(mutable: true) + ",\"encrypted_data\":"
+        self.trailer = trailer
+        self.legacyPayload = Array(("{\"aps\":" + aps(mutable: false) + trailer).utf8)
+    }
+
+    /// The payload for one device: `encryptedData` is its envelope JSON, or nil for a
+    /// device without a key.
+    public func payload(encryptedData: String?) throws(PayloadError) -> [UInt8] {
+        guard let encryptedData else { return try checked(legacyPayload) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(aps.utf8.count + encryptedData.utf8.count + 40 + trailer.utf8.count)
+        bytes.append(contentsOf: aps.utf8)
+        JSONStringBytes.append(encryptedData, to: &bytes)
+        bytes.append(contentsOf: trailer.utf8)
+        return try checked(bytes)
+    }
+
+    private func checked(_ bytes: [UInt8]) throws(PayloadError) -> [UInt8] {
+        guard bytes.count <= PayloadLimits.apns else { throw .tooLarge(bytes: bytes.count, limit: PayloadLimits.apns) }
+        return bytes
+    }
+}
+
+/// Byte-level JSON string quoting for the per-device hot path (an envelope is ~2 KB of
+/// base64 whose only special characters are its quotes).
+enum JSONStringBytes {
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,59 @@
+/// Builds the FCM HTTP v1 request body for every Android device of one job.
+///
+///     {"message":{"token":…,"data":{"encrypted_data":…,"title":…,"message":…,"channelId":…,
+///                 "experienceId":…,"scopeKey":…,…},"android":{"priority":"HIGH","ttl":"…s",
+///                 "collapse_key":…}}}
+///
+/// Data-only, every value a string: expo-notifications on Android handles only data
+/// messages (a `notification` block would bypass it). `title`/`message` are the fallback
+/// text; the app's service decrypts `encrypted_data` and merges the real content over them.
+public struct FCMMessageTemplate: Sendable {
+    public enum Priority: String, Sendable {
+        case high = "HIGH"
+        case normal = "NORMAL"
+    }
+
+    private let sharedData: [(key: String, value: String)]
+    private let android: String
+
+    /// - Parameters:
+    ///   - collapseKey: replaces an undelivered earlier message with the same key.
+    ///   - ttlSeconds: how long FCM keeps the message for an offline device (nil: FCM's default).
+    public init(job: NotificationJob, priority: Priority, collapseKey: String?, ttlSeconds: Int64?) {
+        var data: [(String, String)] = [("title", job.fallback.title), ("message", job.fallback.message)]
+        let presentation = job.presentation
+        if let channel = presentation.androidChannelID { data.append(("channelId", channel)) }
+        if let sound = presentation.sound { data.append(("sound", sound)) }
+        if let badge = presentation.badge { data.append(("badge", String(badge))) }
+        if let category = presentation.category { data.append(("categoryId", category)) }
+        if let experience = job.app.experienceID { data.append(("experienceId", experience)) }
+        if let scope = job.app.scopeKey { data.append(("scopeKey", scope)) }
+        self.sharedData = data.map { (key: $0.0, value: $0.1) }
+        var android = "{\"priority\":\"\(priority.rawValue)\""
+        if let ttlSeconds { android += ",\"ttl\":\"\(max(0, ttlSeconds))s\"" }
+        if let collapseKey { android += ",\"collapse_key\":" + JSONWriter.quoted(collapseKey) }
+        self.android = android + "}"
+    }
+
+    /// The request body for one device; `encryptedData` nil for a device without a key.
+    public func body(token: String, encryptedData: String?) throws(PayloadError) -> [UInt8] {
+        var dataSize = 0
+        var json = "{\"message\":{\"token\":" + JSONWriter.quoted(token) + ",\"data\":{"
+        var first = true
+        func add(_ key: String, _ value: String) {
+            if !first { json += "," }
+            first = false
+            JSONWriter.appendQuoted(key, to: &json)
+            json += ":"
+            JSONWriter.appendQuoted(value, to: &json)
+            dataSize += key.utf8.count + value.utf8.count
+        }
+        if let encryptedData { add("encrypted_data", encryptedData) }
+        for (key, value) in sharedData { add(key, value) }
+        json += "},\"android\":" + android + "}}"
+        guard dataSize <= PayloadLimits.fcmData else {
+            throw .tooLarge(bytes: dataSize, limit: PayloadLimits.fcmData)
+        }
+        return Array(json.utf8)
+    }
+}

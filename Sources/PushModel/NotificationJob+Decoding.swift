@@ -1,0 +1,227 @@
+import Foundation
+
+/// Why a message is not a valid job. The worker dead-letters the message with this text in
+/// a header, so it names the field and what is wrong with it.
+public struct JobValidationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let path: String
+    public let problem: String
+
+    public init(_ path: String, _ problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { path.isEmpty ? problem : "\(path): \(problem)" }
+}
+
+extension NotificationJob {
+    /// Parses and validates a job. Unknown fields are ignored; a missing required field, a
+    /// wrong type or an out-of-range value is a `JobValidationError`.
+    public init(json: Data) throws(JobValidationError) {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: json)
+        } catch {
+            throw JobValidationError("", "not valid JSON")
+        }
+        try self.init(reading: FieldReader(root, path: ""))
+    }
+
+    init(reading job: FieldReader) throws(JobValidationError) {
+        try job.requireObject()
+        let version = try job.int("version")
+        guard version == NotificationJob.currentVersion else {
+            throw JobValidationError("version", "unsupported job version \(version); this worker reads version \(NotificationJob.currentVersion)")
+        }
+        jobID = try job.string("job_id", maxBytes: NotificationJob.maximumJobIDLength)
+        guard !jobID.isEmpty else { throw JobValidationError("job_id", "must not be empty") }
+
+        let app = try job.object("app")
+        self.app = App(
+            iosBundleID: try app.optionalString("ios_bundle_id", maxBytes: 255),
+            fcmProjectID: try app.optionalString("fcm_project_id", maxBytes: 255),
+            experienceID: try app.optionalString("experience_id", maxBytes: 255),
+            scopeKey: try app.optionalString("scope_key", maxBytes: 255))
+        guard self.app.iosBundleID != nil || self.app.fcmProjectID != nil else {
+            throw JobValidationError("app", "needs ios_bundle_id, fcm_project_id or both")
+        }
+
+        let recipients = try job.object("recipients")
+        let recipientIDs = try recipients.optionalStringArray("recipient_ids")
+        let deviceIDs = try recipients.optionalIntArray("device_ids")
+        switch (recipientIDs, deviceIDs) {
+        case (let ids?, nil):
+            try Self.checkCount(ids.count, "recipients.recipient_ids")
+            self.recipients = .recipientIDs(ids)
+        case (nil, let ids?):
+            try Self.checkCount(ids.count, "recipients.device_ids")
+            self.recipients = .deviceIDs(ids)
+        default:
+            throw JobValidationError("recipients", "needs exactly one of recipient_ids or device_ids")
+        }
+
+        let content = try job.object("content")
+        var sender: Sender?
+        if let senderReader = try content.optionalObject("sender") {
+            sender = Sender(
+                id: try senderReader.string("id", maxBytes: 255),
+                displayName: try senderReader.string("displayName", maxBytes: 255),
+                avatarURL: try senderReader.optionalString("avatarUrl", maxBytes: 2048))
+        }
+        self.content = Content(
+            title: try content.string("title", maxBytes: 4096),
+            message: try content.string("message", maxBytes: 4096),
+            data: try content.optionalObjectValue("data") ?? [:],
+            sender: sender)
+
+        let fallback = try job.object("fallback")
+        self.fallback = Fallback(
+            title: try fallback.string("title", maxBytes: 1024), message: try fallback.string("message", maxBytes: 1024))
+
+        if let presentation = try job.optionalObject("presentation") {
+            let badge = try presentation.optionalInt("badge")
+            if let badge, badge < 0 { throw JobValidationError("presentation.badge", "must be 0 or more") }
+            self.presentation = Presentation(
+                threadID: try presentation.optionalString("thread_id", maxBytes: 255),
+                category: try presentation.optionalString("category", maxBytes: 255),
+                sound: try presentation.optionalString("sound", maxBytes: 255),
+                badge: badge.map { Int($0) },
+                androidChannelID: try presentation.optionalString("android_channel_id", maxBytes: 255))
+        } else {
+            self.presentation = Presentation()
+        }
+
+        if let delivery = try job.optionalObject("delivery") {
+            let priorityText = try delivery.optionalString("priority", maxBytes: 16) ?? "high"
+            guard let priority = Delivery.Priority(rawValue: priorityText) else {
+                throw JobValidationError("delivery.priority", "must be \"high\" or \"normal\", got \"\(priorityText)\"")
+            }
+            let ttl = try delivery.optionalInt("ttl_seconds")
+            if let ttl, ttl < 0 { throw JobValidationError("delivery.ttl_seconds", "must be 0 or more") }
+            let expiresAt = try delivery.optionalInt("expires_at")
+            if let expiresAt, expiresAt < 0 { throw JobValidationError("delivery.expires_at", "must be epoch seconds") }
+            let collapseID = try delivery.optionalString("collapse_id", maxBytes: 64)
+            self.delivery = Delivery(priority: priority, expiresAt: expiresAt, ttlSeconds: ttl, collapseID: collapseID)
+        } else {
+            self.delivery = Delivery()
+        }
+
+        let pushTypeText = try job.optionalString("push_type", maxBytes: 32) ?? "alert"
+        guard let pushType = PushType(rawValue: pushTypeText) else {
+            throw JobValidationError("push_type", "\"\(pushTypeText)\" is not supported yet (supported: alert)")
+        }
+        self.pushType = pushType
+
+        if let retry = try job.optionalObject("retry") {
+            let attempt = try retry.int("attempt")
+            guard attempt >= 1 else { throw JobValidationError("retry.attempt", "must be 1 or more") }
+            let deviceIDs = try retry.optionalIntArray("device_ids") ?? []
+            self.retry = RetryState(attempt: Int(attempt), firstAttemptAt: try retry.int("first_attempt_at"), deviceIDs: deviceIDs)
+        } else {
+            self.retry = nil
+        }
+    }
+
+    private static func checkCount(_ count: Int, _ path: String) throws(JobValidationError) {
+        guard count >= 1 else { throw JobValidationError(path, "must not be empty") }
+        guard count <= maximumRecipients else {
+            throw JobValidationError(path, "has \(count) entries; at most \(maximumRecipients) per job")
+        }
+    }
+}
+
+/// Reads typed fields out of a JSON object, naming the full path in every error.
+struct FieldReader {
+    let value: JSONValue
+    let path: String
+
+    init(_ value: JSONValue, path: String) {
+        self.value = value
+        self.path = path
+    }
+
+    private func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func requireObject() throws(JobValidationError) {
+        guard case .object = value else { throw JobValidationError(path, "must be a JSON object") }
+    }
+
+    private func field(_ key: String) -> JSONValue? {
+        guard case .object(let fields) = value, let field = fields[key], field != .null else { return nil }
+        return field
+    }
+
+    func string(_ key: String, maxBytes: Int) throws(JobValidationError) -> String {
+        guard let text = try optionalString(key, maxBytes: maxBytes) else {
+            throw JobValidationError(child(key), "is required")
+        }
+        return text
+    }
+
+    func optionalString(_ key: String, maxBytes: Int) throws(JobValidationError) -> String? {
+        guard let field = field(key) else { return nil }
+        guard case .string(let text) = field else { throw JobValidationError(child(key), "must be a string") }
+        guard text.utf8.count <= maxBytes else {
+            throw JobValidationError(child(key), "is \(text.utf8.count) bytes; at most \(maxBytes)")
+        }
+        return text
+    }
+
+    func int(_ key: String) throws(JobValidationError) -> Int64 {
+        guard let number = try optionalInt(key) else { throw JobValidationError(child(key), "is required") }
+        return number
+    }
+
+    func optionalInt(_ key: String) throws(JobValidationError) -> Int64? {
+        guard let field = field(key) else { return nil }
+        guard case .number(let number) = field, number == number.rounded(), abs(number) < 9e15 else {
+            throw JobValidationError(child(key), "must be an integer")
+        }
+        return Int64(number)
+    }
+
+    func object(_ key: String) throws(JobValidationError) -> FieldReader {
+        guard let reader = try optionalObject(key) else { throw JobValidationError(child(key), "is required") }
+        return reader
+    }
+
+    func optionalObject(_ key: String) throws(JobValidationError) -> FieldReader? {
+        guard let field = field(key) else { return nil }
+        guard case .object = field else { throw JobValidationError(child(key), "must be a JSON object") }
+        return FieldReader(field, path: child(key))
+    }
+
+    func optionalObjectValue(_ key: String) throws(JobValidationError) -> [String: JSONValue]? {
+        guard let field = field(key) else { return nil }
+        guard case .object(let fields) = field else { throw JobValidationError(child(key), "must be a JSON object") }
+        return fields
+    }
+
+    func optionalStringArray(_ key: String) throws(JobValidationError) -> [String]? {
+        guard let field = field(key) else { return nil }
+        guard case .array(let items) = field else { throw JobValidationError(child(key), "must be an array of strings") }
+        var strings: [String] = []
+        strings.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item, !text.isEmpty, text.utf8.count <= 255 else {
+                throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 255 bytes")
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    func optionalIntArray(_ key: String) throws(JobValidationError) -> [Int64]? {
+        guard let field = field(key) else { return nil }
+        guard case .array(let items) = field else { throw JobValidationError(child(key), "must be an array of integers") }
+        var numbers: [Int64] = []
+        numbers.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            guard case .number(let number) = item, number == number.rounded(), number >= 1, number < 9e15 else {
+                throw JobValidationError("\(child(key))[\(index)]", "must be a positive integer")
+            }
+            numbers.append(Int64(number))
+        }
+        return numbers
+    }
+}

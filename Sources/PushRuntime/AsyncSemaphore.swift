@@ -1,0 +1,72 @@
+import Synchronization
+
+/// Counting semaphore for tasks: `acquire` suspends (never blocks a thread) until a permit
+/// is free. Used to bound in-flight work (HTTP/2 requests, encryptions per job).
+/// Waiters are served first come, first served; a cancelled waiter gives up its place.
+public final class AsyncSemaphore: Sendable {
+    private struct State {
+        var available: Int
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextID: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+
+    public init(permits: Int) {
+        precondition(permits > 0, "a semaphore needs at least one permit")
+        state = Mutex(State(available: permits))
+    }
+
+    /// Waits for a permit. Throws `CancellationError` if the task is cancelled first.
+    public func acquire() async throws(CancellationError) {
+        if state.withLock({ state -> Bool in
+            guard state.available > 0, state.waiters.isEmpty else { return false }
+            state.available -= 1
+            return true
+        }) { return }
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        let granted = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let immediate = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if state.available > 0 && state.waiters.isEmpty {
+                        state.available -= 1
+                        return true
+                    }
+                    state.waiters.append((id, continuation))
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: false)
+        }
+        if !granted { throw CancellationError() }
+    }
+
+    /// Returns a permit, waking the longest waiter if any.
+    public func release() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.waiters.isEmpty {
+                state.available += 1
+                return nil
+            }
+            return state.waiters.removeFirst().continuation
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// Runs `body` holding one permit.
+    public func withPermit<T, E: Error>(_ body: () async throws(E) -> T) async throws -> T {
+        try await acquire()
+        defer { release() }
+        return try await body()
+    }
+}
