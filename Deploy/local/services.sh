@@ -9,7 +9,8 @@
 #   services.sh pg-restart            pg_ctl restart -m fast -w (fault tests)
 #   services.sh psql [args]           psql as role pushd on database pushd
 #   services.sh rabbitmqctl [args]    rabbitmqctl against the private node
-#   services.sh reset                 stop and delete all private state (asks no questions)
+#   services.sh reset                 stop and delete the services' state (asks no questions;
+#                                     other files in $PUSHD_STATE_DIR are left alone)
 #
 # Both services are private: own data directories under $PUSHD_STATE_DIR, own ports, loopback
 # only, own RabbitMQ node name and Erlang cookie. The system's own PostgreSQL cluster and
@@ -235,13 +236,13 @@ pg_initdb() {
     [[ -f "$PG_DATA/PG_VERSION" ]] && return 0
     log "initdb $PG_DATA"
     as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U "$PG_ADMIN" --encoding=UTF8 --locale=C.UTF-8 \
-        --auth-local=peer --auth-host=scram-sha-256 --no-instructions >"$STATE_DIR/initdb.log" 2>&1 \
-        || { cat "$STATE_DIR/initdb.log" >&2; die "initdb failed"; }
+        --auth-local=peer --auth-host=scram-sha-256 --no-instructions >"$PG_LOGDIR/initdb.log" 2>&1 \
+        || { cat "$PG_LOGDIR/initdb.log" >&2; die "initdb failed"; }
     printf "\ninclude_if_exists = 'pushd-local.conf'\n" | as_pg tee -a "$PG_DATA/postgresql.conf" >/dev/null
 }
 
 pg_admin_psql() {
-    as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -p "$PG_PORT" -U "$PG_ADMIN" -d postgres "$@"
+    as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -p "$PG_PORT" -U "$PG_ADMIN" -d postgres
 }
 
 pg_provision() {
@@ -357,24 +358,31 @@ rmq_prepare() {
     } > "$RMQ_BASE/rabbitmq.conf"
 }
 
+rmq_startup_logs() {
+    local f
+    for f in "$RMQ_BASE/log/startup.log" "$RMQ_BASE/log/$RMQ_NODE.log"; do
+        [[ -s "$f" ]] && { echo "--- $f" >&2; tail -n 25 "$f" >&2; }
+    done
+    return 0
+}
+
 rmq_await() {
-    # Bounded polling: await_startup itself blocks until the app is up, but fails at once while
-    # the VM is not yet registered with epmd; fail fast if the VM died.
-    local deadline=$((SECONDS + START_TIMEOUT)) pid
+    # Bounded polling: await_startup blocks until the app is up, but fails at once while the VM
+    # is not yet registered with epmd; stop waiting as soon as the server process is gone.
+    local deadline=$((SECONDS + START_TIMEOUT))
     while (( SECONDS < deadline )); do
         if rmqctl -q await_startup --timeout "$START_TIMEOUT" >/dev/null 2>&1; then
             return 0
         fi
-        if [[ -s "$RMQ_PID_FILE" ]]; then
-            pid=$(cat "$RMQ_PID_FILE")
-            if ! kill -0 "$pid" 2>/dev/null; then
-                tail -n 40 "$RMQ_BASE/log/$RMQ_NODE.log" >&2 2>/dev/null || true
-                die "RabbitMQ node died during startup (logs: $RMQ_BASE/log)"
-            fi
+        if ! kill -0 "$RMQ_LAUNCHER_PID" 2>/dev/null; then
+            rmq_startup_logs
+            grep -q duplicate_node_name "$RMQ_BASE/log/startup.log" 2>/dev/null && \
+                die "node name $RMQ_NODE is already in use by another Erlang node (another state dir or user?); stop it or set PUSHD_RABBITMQ_NODENAME"
+            die "RabbitMQ exited during startup (logs: $RMQ_BASE/log)"
         fi
         sleep 0.5
     done
-    tail -n 40 "$RMQ_BASE/log/$RMQ_NODE.log" >&2 2>/dev/null || true
+    rmq_startup_logs
     die "RabbitMQ did not start within ${START_TIMEOUT}s (logs: $RMQ_BASE/log)"
 }
 
@@ -402,8 +410,11 @@ rmq_start() {
     else
         log "starting RabbitMQ $RMQ_NODE on 127.0.0.1:$AMQP_PORT (dist $DIST_PORT)"
         rm -f "$RMQ_PID_FILE"
-        (rmq_env; cd "$RMQ_BASE" && "$RMQ_BIN/rabbitmq-server" -detached) 9>&- \
-            || die "rabbitmq-server -detached failed"
+        # In the background in its own session rather than with -detached: we keep the PID to
+        # fail fast, and early errors (e.g. "node name already in use") land in startup.log.
+        (rmq_env; cd "$RMQ_BASE" && exec setsid nohup "$RMQ_BIN/rabbitmq-server" \
+            >"$RMQ_BASE/log/startup.log" 2>&1 </dev/null) 9>&- &
+        RMQ_LAUNCHER_PID=$!
         rmq_await
     fi
     rmq_provision
@@ -429,9 +440,8 @@ rmq_restart_app() {
 
 with_lock() {
     mkdir -p "$STATE_DIR"
-    [[ -e "$STATE_DIR/.pushd-local" ]] || echo "state of Deploy/local/services.sh" > "$STATE_DIR/.pushd-local"
-    exec 9>"$STATE_DIR/.lock"
-    flock -w "$START_TIMEOUT" 9 || die "another services.sh holds $STATE_DIR/.lock"
+    exec 9>"$STATE_DIR/.services.lock"
+    flock -w "$START_TIMEOUT" 9 || die "another services.sh holds $STATE_DIR/.services.lock"
 }
 
 database_url() { echo "postgresql://$DB_USER:$DB_PASS@127.0.0.1:$PG_PORT/$DB_NAME"; }
@@ -477,22 +487,25 @@ cmd_status() {
 }
 
 cmd_reset() {
-    [[ -f "$STATE_DIR/.pushd-local" ]] || die "$STATE_DIR has no .pushd-local marker; refusing to delete it"
-    [[ "$STATE_DIR" != "${HOME%/}" ]] || die "refusing to delete \$HOME"
+    # $PUSHD_STATE_DIR is shared with other Deploy/ scripts (e.g. the tooling venv): delete only
+    # what this script creates.
     cmd_stop_locked
-    pg_layout
-    if [[ "$PG_BASE" != "$STATE_DIR" && -f "$PG_BASE/owner-state-dir" ]]; then
-        log "removing $PG_BASE"
-        rm -rf -- "$PG_BASE"
+    local pg_base=$STATE_DIR
+    [[ -f "$STATE_DIR/pg.location" ]] && pg_base=$(cat "$STATE_DIR/pg.location")
+    if [[ "$pg_base" != "$STATE_DIR" && -f "$pg_base/owner-state-dir" \
+          && "$(cat "$pg_base/owner-state-dir")" == "$STATE_DIR" ]]; then
+        log "removing $pg_base"
+        rm -rf -- "$pg_base"
+        rmdir --ignore-fail-on-non-empty -- "$(dirname "$pg_base")"
     fi
-    log "removing $STATE_DIR"
-    rm -rf -- "$STATE_DIR"
+    log "removing PostgreSQL and RabbitMQ state from $STATE_DIR"
+    rm -rf -- "$STATE_DIR/pg" "$STATE_DIR/pg-run" "$STATE_DIR/pg-log" "$STATE_DIR/pg.location" \
+              "$STATE_DIR/rabbitmq"
 }
 
 cmd_stop_locked() {
-    pg_layout
-    [[ -n "$PG_BIN" ]] && pg_stop
-    [[ -x "$RMQ_BIN/rabbitmqctl" ]] && rmq_stop
+    if [[ -n "$(pg_bin_dir)" ]]; then pg_stop; fi
+    if [[ -x "$RMQ_BIN/rabbitmqctl" ]]; then rmq_stop; fi
     return 0
 }
 
@@ -501,8 +514,8 @@ main() {
     [[ $# -gt 0 ]] && shift
     case "$cmd" in
         start)
-            ensure_installed
             with_lock
+            ensure_installed
             local t0=$SECONDS
             pg_start
             rmq_start
@@ -519,8 +532,8 @@ main() {
             ;;
         rabbitmqctl) rmqctl "$@" ;;
         reset) with_lock; cmd_reset ;;
-        -h|--help|help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' ;;
-        *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
+        *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" | sed -n '1,13p' >&2; exit 2 ;;
     esac
 }
 

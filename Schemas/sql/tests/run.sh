@@ -28,10 +28,9 @@ done
 psql_ "$url" -f "$HERE/devices_test.sql"
 
 echo "pgbench: 8 clients x 250 register/prune calls on 16 shared tokens"
-"$PGBENCH" -n -c 8 -j 2 -t 250 -f "$HERE/concurrency.pgbench" "$url" > "$HERE/.pgbench.out" 2>&1 \
-    || { cat "$HERE/.pgbench.out"; exit 1; }
-grep -E 'number of (transactions actually processed|failed)' "$HERE/.pgbench.out" || true
-rm -f "$HERE/.pgbench.out"
+bench_out=$("$PGBENCH" -n -c 8 -j 2 -t 250 -f "$HERE/concurrency.pgbench" "$url" 2>&1) \
+    || { echo "$bench_out"; exit 1; }
+grep -E 'number of (transactions actually processed|failed)' <<<"$bench_out" || true
 psql_ "$url" -At -c "
 DO \$\$
 BEGIN
