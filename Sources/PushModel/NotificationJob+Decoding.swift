@@ -34,7 +34,9 @@ extension NotificationJob {
             throw JobValidationError("version", "unsupported job version \(version); this worker reads version \(NotificationJob.currentVersion)")
         }
         jobID = try job.string("job_id", maxBytes: NotificationJob.maximumJobIDLength)
-        guard !jobID.isEmpty else { throw JobValidationError("job_id", "must not be empty") }
+        guard !jobID.isEmpty, jobID.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw JobValidationError("job_id", "must be 1 to \(NotificationJob.maximumJobIDLength) printable ASCII characters without spaces")
+        }
 
         let app = try job.object("app")
         self.app = App(
@@ -60,19 +62,26 @@ extension NotificationJob {
             throw JobValidationError("recipients", "needs exactly one of recipient_ids or device_ids")
         }
 
-        let content = try job.object("content")
-        var sender: Sender?
-        if let senderReader = try content.optionalObject("sender") {
-            sender = Sender(
-                id: try senderReader.string("id", maxBytes: 255),
-                displayName: try senderReader.string("displayName", maxBytes: 255),
-                avatarURL: try senderReader.optionalString("avatarUrl", maxBytes: 2048))
+        if let content = try job.optionalObject("content") {
+            var sender: Sender?
+            if let senderReader = try content.optionalObject("sender") {
+                let avatar = try senderReader.optionalString("avatarUrl", maxBytes: 2048)
+                if let avatar, !avatar.hasPrefix("https://") {
+                    throw JobValidationError("content.sender.avatarUrl", "must be an https:// URL")
+                }
+                sender = Sender(
+                    id: try senderReader.string("id", maxBytes: 255),
+                    displayName: try senderReader.string("displayName", maxBytes: 255),
+                    avatarURL: avatar)
+            }
+            self.content = Content(
+                title: try content.optionalString("title", maxBytes: 4096) ?? "",
+                message: try content.optionalString("message", maxBytes: 4096) ?? "",
+                data: try content.optionalObjectValue("data") ?? [:],
+                sender: sender)
+        } else {
+            self.content = nil
         }
-        self.content = Content(
-            title: try content.string("title", maxBytes: 4096),
-            message: try content.string("message", maxBytes: 4096),
-            data: try content.optionalObjectValue("data") ?? [:],
-            sender: sender)
 
         let fallback = try job.object("fallback")
         self.fallback = Fallback(
@@ -97,10 +106,18 @@ extension NotificationJob {
                 throw JobValidationError("delivery.priority", "must be \"high\" or \"normal\", got \"\(priorityText)\"")
             }
             let ttl = try delivery.optionalInt("ttl_seconds")
-            if let ttl, ttl < 0 { throw JobValidationError("delivery.ttl_seconds", "must be 0 or more") }
+            if let ttl, ttl < 0 || ttl > 2_419_200 {
+                throw JobValidationError("delivery.ttl_seconds", "must be between 0 and 2419200 (28 days)")
+            }
             let expiresAt = try delivery.optionalInt("expires_at")
+            if expiresAt != nil && ttl != nil {
+                throw JobValidationError("delivery", "give expires_at or ttl_seconds, not both")
+            }
             if let expiresAt, expiresAt < 0 { throw JobValidationError("delivery.expires_at", "must be epoch seconds") }
             let collapseID = try delivery.optionalString("collapse_id", maxBytes: 64)
+            if let collapseID, collapseID.isEmpty || !collapseID.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+                throw JobValidationError("delivery.collapse_id", "must be printable ASCII without spaces")
+            }
             self.delivery = Delivery(priority: priority, expiresAt: expiresAt, ttlSeconds: ttl, collapseID: collapseID)
         } else {
             self.delivery = Delivery()
@@ -116,7 +133,11 @@ extension NotificationJob {
             let attempt = try retry.int("attempt")
             guard attempt >= 1 else { throw JobValidationError("retry.attempt", "must be 1 or more") }
             let deviceIDs = try retry.optionalIntArray("device_ids") ?? []
-            self.retry = RetryState(attempt: Int(attempt), firstAttemptAt: try retry.int("first_attempt_at"), deviceIDs: deviceIDs)
+            let firstText = try retry.string("first_attempt_at", maxBytes: 64)
+            guard let first = RFC3339.date(from: firstText) else {
+                throw JobValidationError("retry.first_attempt_at", "must be an RFC 3339 timestamp")
+            }
+            self.retry = RetryState(attempt: Int(attempt), firstAttemptAt: first, deviceIDs: deviceIDs)
         } else {
             self.retry = nil
         }

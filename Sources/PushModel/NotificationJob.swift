@@ -13,7 +13,8 @@ public struct NotificationJob: Sendable, Equatable {
     public var jobID: String
     public var app: App
     public var recipients: Recipients
-    public var content: Content
+    /// The private content; nil sends only the fallback text to every device.
+    public var content: Content?
     public var fallback: Fallback
     public var presentation: Presentation
     public var delivery: Delivery
@@ -125,10 +126,10 @@ public struct NotificationJob: Sendable, Equatable {
     /// Worker-internal: how often this job was tried and for which devices.
     public struct RetryState: Sendable, Equatable {
         public var attempt: Int
-        public var firstAttemptAt: Int64
+        public var firstAttemptAt: Date
         public var deviceIDs: [Int64]
 
-        public init(attempt: Int, firstAttemptAt: Int64, deviceIDs: [Int64]) {
+        public init(attempt: Int, firstAttemptAt: Date, deviceIDs: [Int64]) {
             self.attempt = attempt
             self.firstAttemptAt = firstAttemptAt
             self.deviceIDs = deviceIDs
@@ -136,7 +137,7 @@ public struct NotificationJob: Sendable, Equatable {
     }
 
     public init(
-        jobID: String, app: App, recipients: Recipients, content: Content, fallback: Fallback,
+        jobID: String, app: App, recipients: Recipients, content: Content?, fallback: Fallback,
         presentation: Presentation = Presentation(), delivery: Delivery = Delivery(), pushType: PushType = .alert,
         retry: RetryState? = nil
     ) {

@@ -22,8 +22,8 @@ struct JobDecodingTests {
         #expect(job.jobID == "job-42")
         #expect(job.app == .init(iosBundleID: "com.acme.app", fcmProjectID: "acme-prod", experienceID: "@acme/app", scopeKey: "@acme/app"))
         #expect(job.recipients == .recipientIDs(["user-1", "user-2"]))
-        #expect(job.content.sender == .init(id: "c-1", displayName: "Acme", avatarURL: "https://example.com/a.png"))
-        #expect(job.content.data["n"] == .number(3))
+        #expect(job.content?.sender == .init(id: "c-1", displayName: "Acme", avatarURL: "https://example.com/a.png"))
+        #expect(job.content?.data["n"] == .number(3))
         #expect(job.presentation.badge == 2)
         #expect(job.delivery == .init(priority: .normal, ttlSeconds: 3600, collapseID: "c-42"))
         #expect(job.retry == nil)
@@ -39,7 +39,7 @@ struct JobDecodingTests {
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{}}"#, "recipients: needs exactly one"),
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"recipient_ids":[]}}"#, "recipients.recipient_ids: must not be empty"),
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"device_ids":["a"]}}"#, "recipients.device_ids[0]"),
-        (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"device_ids":[1]},"content":{"title":"t"}}"#, "content.message: is required"),
+        (#"{"version":1,"job_id":"x y","app":{"ios_bundle_id":"b"}}"#, "job_id: must be"),
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"device_ids":[1]},"content":{"title":"t","message":"m"}}"#, "fallback: is required"),
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"device_ids":[1]},"content":{"title":"t","message":"m"},"fallback":{"title":"f","message":"f"},"delivery":{"priority":"urgent"}}"#, "delivery.priority"),
         (#"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"device_ids":[1]},"content":{"title":"t","message":"m"},"fallback":{"title":"f","message":"f"},"delivery":{"collapse_id":"0123456789012345678901234567890123456789012345678901234567890123456789"}}"#, "delivery.collapse_id"),
@@ -55,5 +55,34 @@ struct JobDecodingTests {
         let json = #"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"recipient_ids":["# + ids
             + #"]},"content":{"title":"t","message":"m"},"fallback":{"title":"f","message":"f"}}"#
         #expect(throws: JobValidationError.self) { try NotificationJob(json: Data(json.utf8)) }
+    }
+}
+
+@Suite("Job schema examples")
+struct SchemaExampleTests {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Schemas/examples")
+
+    static func files(_ directory: URL) throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent.hasPrefix("job.") && $0.pathExtension == "json" }
+    }
+
+    @Test("every valid job example in Schemas/ decodes")
+    func validExamples() throws {
+        let files = try Self.files(Self.examples)
+        #expect(files.count >= 4)
+        for file in files {
+            #expect(throws: Never.self, "\(file.lastPathComponent)") { try NotificationJob(json: Data(contentsOf: file)) }
+        }
+    }
+
+    @Test("every invalid job example in Schemas/ is refused")
+    func invalidExamples() throws {
+        let files = try Self.files(Self.examples.appendingPathComponent("invalid"))
+        #expect(files.count >= 5)
+        for file in files {
+            #expect(throws: JobValidationError.self, "\(file.lastPathComponent)") { try NotificationJob(json: Data(contentsOf: file)) }
+        }
     }
 }

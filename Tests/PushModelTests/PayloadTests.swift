@@ -20,7 +20,7 @@ struct PayloadTests {
 
     @Test("the sealed plaintext carries title, message, body with sender, experienceId and scopeKey")
     func sealedContent() throws {
-        let plaintext = try Self.object(SealedContent.plaintext(for: try Self.job()))
+        let plaintext = try Self.object(try #require(SealedContent.plaintext(for: try Self.job())))
         #expect(plaintext["title"] as? String == "Anna Svensson")
         #expect(plaintext["message"] as? String == "Can we move the interview?")
         #expect(plaintext["experienceId"] as? String == "@acme/app")
@@ -34,7 +34,7 @@ struct PayloadTests {
     @Test("APNs: fallback alert, mutable-content, presentation, and encrypted_data that decrypts to the content")
     func apnsPayload() throws {
         let job = try Self.job()
-        let plaintext = SealedContent.plaintext(for: job)
+        let plaintext = try #require(SealedContent.plaintext(for: job))
         let envelope = try EnvelopeSealer.sealJSON(plaintext, for: try Self.device.publicKey, keyID: "k1")
         let payload = try Self.object(try APNsPayloadTemplate(job: job).payload(encryptedData: envelope))
         let aps = try #require(payload["aps"] as? [String: Any])
@@ -67,7 +67,7 @@ struct PayloadTests {
     @Test("FCM: data-only, every value a string, encrypted_data decrypts, android options")
     func fcmMessage() throws {
         let job = try Self.job()
-        let plaintext = SealedContent.plaintext(for: job)
+        let plaintext = try #require(SealedContent.plaintext(for: job))
         let envelope = try EnvelopeSealer.sealJSON(plaintext, for: try Self.device.publicKey)
         let body = try FCMMessageTemplate(job: job, priority: .high, collapseKey: "job-42", ttlSeconds: 3600)
             .body(token: "fcm-token-1", encryptedData: envelope)
