@@ -34,7 +34,7 @@ let package = Package(
             dependencies: ["PushCrypto", "PushRuntime", "PushModel", "PushStore", "PushQueue", "PushDelivery"]
         ),
 
-        .target(name: "PushTestSupport", dependencies: ["PushRuntime"]),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),

@@ -1,0 +1,185 @@
+import Foundation
+import PushDelivery
+
+/// The shipped APNs/FCM emulator (`Deploy/emulator`), started as a real subprocess for a
+/// test: its own state directory, CA and credentials, on free loopback ports.
+public final class EmulatorProcess: @unchecked Sendable {
+    // `@unchecked Sendable`: every stored property is immutable after `start`; `process` is
+    // only used to terminate, which Foundation's Process allows from any thread.
+
+    public static let teamID = "TEAMID1234"
+    public static let keyID = "KEYID12345"
+    public static let bundleID = "com.example.app"
+    public static let projectID = "demo-project"
+
+    public let url: String
+    public let adminURL: String
+    public let caFile: String
+    public let p8PEM: String
+    public let serviceAccount: FCMServiceAccount
+    public let stateDirectory: URL
+    private let process: Process
+    private let admin: HTTP2Client
+
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts an emulator; `arguments` are extra emulator flags (e.g. `--fail-rate 0.2`).
+    public static func start(arguments: [String] = [], bundleIDs: [String] = [bundleID]) throws -> EmulatorProcess {
+        let repository = BuildProducts.repositoryRoot
+        let emulatorDirectory = repository.appendingPathComponent("Deploy/emulator")
+        let state = try BuildProducts.temporaryDirectory("emulator")
+        let port = try FreePort.find()
+        let python = try emulatorPython(emulatorDirectory)
+        let credentials = state.appendingPathComponent("credentials")
+        let made = try ChildProcess.run(
+            python,
+            [emulatorDirectory.appendingPathComponent("make_credentials.py").path, "--out", credentials.path,
+             "--team-id", teamID, "--key-id", keyID, "--project", projectID, "--port", String(port)]
+                + bundleIDs.flatMap { ["--bundle", $0] })
+        guard made.status == 0 else { throw StartFailure(description: "make_credentials.py failed: \(made.errorText)") }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [emulatorDirectory.appendingPathComponent("run.sh").path,
+                             "--port", String(port), "--admin-port", "0", "--state-dir", state.path,
+                             "--config", credentials.appendingPathComponent("emulator-config.json").path] + arguments
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        let log = state.appendingPathComponent("emulator.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        // The first line on stdout is the emulator's JSON announcement, printed once it listens.
+        guard let line = readLine(stdout.fileHandleForReading),
+              let info = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let url = info["url"] as? String, let adminURL = info["admin_url"] as? String, let ca = info["ca"] as? String
+        else {
+            process.terminate()
+            let logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw StartFailure(description: "emulator did not announce itself: \(logText.suffix(2000))")
+        }
+        let p8 = try String(contentsOf: credentials.appendingPathComponent("AuthKey_\(keyID).p8"), encoding: .utf8)
+        let account = try JSONDecoder().decode(
+            FCMServiceAccount.self,
+            from: Data(contentsOf: credentials.appendingPathComponent("service-account-\(projectID).json")))
+        return try EmulatorProcess(
+            url: url, adminURL: adminURL, caFile: ca, p8PEM: p8, serviceAccount: account, state: state, process: process)
+    }
+
+    private init(
+        url: String, adminURL: String, caFile: String, p8PEM: String, serviceAccount: FCMServiceAccount, state: URL,
+        process: Process
+    ) throws {
+        self.url = url
+        self.adminURL = adminURL
+        self.caFile = caFile
+        self.p8PEM = p8PEM
+        self.serviceAccount = serviceAccount
+        self.stateDirectory = state
+        self.process = process
+        self.admin = try HTTP2Client(configuration: .init(maximumInFlight: 8))
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Stops the emulator (SIGTERM) and waits for it.
+    public func stop() async {
+        await admin.shutdown()
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// The APNs client configuration that trusts this emulator.
+    public func apnsConfiguration(http: HTTP2Client.Configuration = .init()) -> APNsClient.Configuration {
+        var http = http
+        http.caFile = caFile
+        return APNsClient.Configuration(teamID: Self.teamID, keyID: Self.keyID, privateKeyPEM: p8PEM, baseURLOverride: url, http: http)
+    }
+
+    public func fcmConfiguration(http: HTTP2Client.Configuration = .init()) -> FCMClient.Configuration {
+        var http = http
+        http.caFile = caFile
+        return FCMClient.Configuration(account: serviceAccount, baseURLOverride: url, http: http)
+    }
+
+    // MARK: - Admin API
+
+    /// Every accepted push with a sequence number above `since`, oldest first (all pages).
+    public func pushes(since: Int = 0) async throws -> [[String: Any]] {
+        var all: [[String: Any]] = []
+        var cursor = since
+        while true {
+            let page = try await adminGET("/pushes?since=\(cursor)&limit=1000") as? [String: Any] ?? [:]
+            let pushes = page["pushes"] as? [[String: Any]] ?? []
+            if pushes.isEmpty { return all }
+            all += pushes
+            cursor = (page["next_since"] as? Int) ?? (cursor + pushes.count)
+        }
+    }
+
+    public func stats() async throws -> [String: Any] {
+        (try await adminGET("/stats") as? [String: Any]) ?? [:]
+    }
+
+    public func reset() async throws {
+        _ = try await admin.send(HTTPRequest(method: .post, url: adminURL + "/reset"))
+    }
+
+    private func adminGET(_ path: String) async throws -> Any {
+        let response = try await admin.send(HTTPRequest(method: .get, url: adminURL + path))
+        return try JSONSerialization.jsonObject(with: Data(response.body))
+    }
+
+    // MARK: - Helpers
+
+    /// The emulator's virtualenv Python (created by its own script if missing).
+    private static func emulatorPython(_ directory: URL) throws -> String {
+        let result = try ChildProcess.run(
+            "/bin/bash",
+            ["-c", "source \"$1/venv.sh\" && ensure_venv \"$1/requirements.txt\" && echo \"$EMULATOR_VENV/bin/python\"",
+             "bash", directory.path])
+        let python = result.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard result.status == 0, !python.isEmpty else {
+            throw StartFailure(description: "cannot prepare the emulator's Python: \(result.errorText)")
+        }
+        return python
+    }
+
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = handle.readData(ofLength: 1)
+            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+}
+
+/// A TCP port free on 127.0.0.1 right now (the kernel picks it).
+public enum FreePort {
+    public static func find() throws -> Int {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw EmulatorProcess.StartFailure(description: "socket() failed") }
+        defer { close(socketFD) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw EmulatorProcess.StartFailure(description: "bind() failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
