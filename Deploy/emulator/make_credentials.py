@@ -69,7 +69,8 @@ def make_credentials(out: Path, team_id: str = "TEAMID1234", key_id: str = "KEYI
         if account.get("token_uri") != f"https://127.0.0.1:{port}/token":
             account["token_uri"] = f"https://127.0.0.1:{port}/token"
             _write_private(service_account_file, (json.dumps(account, indent=2) + "\n").encode())
-    config = {"apns": [{"team_id": team_id, "key_id": key_id, "key_file": str(p8.resolve()), "topics": bundles}],
+    config = {"apns": [{"team_id": team_id, "key_id": key_id, "key_file": str(p8.resolve()),
+                        "topics": bundles}],
               "fcm": [{"project_id": project, "service_account_file": str(service_account_file.resolve())}]}
     config_file.write_text(json.dumps(config, indent=2) + "\n")
     return {"config": str(config_file.resolve()), "apns_key": str(p8.resolve()), "team_id": team_id,

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .admin import AdminServer, LocalBackend
-from .app import announce, bind_socket, build_router, install_stop_signals
+from .app import announce, bind_socket, build_router, install_stop_signals, withdraw
 from .certs import TlsFiles, ensure_tls_files
 from .config import ConfigError, Credentials, Settings, default_state_dir, load_credentials
 from .logs import log
@@ -33,10 +33,12 @@ def parse_args(argv: list[str] | None) -> Settings:
                         help="CA, server certificate and emulator.json "
                              "(default: ${PUSHD_STATE_DIR:-~/.pushd-local}/emulator)")
     parser.add_argument("--config", type=Path, default=None,
-                        help=f"credentials/rules JSON (default: <state-dir>/{DEFAULT_CONFIG_NAME} if present)")
+                        help=f"credentials/rules JSON (default: <state-dir>/{DEFAULT_CONFIG_NAME}"
+                             " if present)")
     parser.add_argument("--max-streams", type=int, default=1000, help="SETTINGS_MAX_CONCURRENT_STREAMS")
     parser.add_argument("--jwt-min-renewal-seconds", type=float, default=1200.0,
-                        help="a new APNs JWT on a connection sooner than this -> 429 TooManyProviderTokenUpdates")
+                        help="a new APNs JWT on a connection sooner than this -> 429 "
+                             "TooManyProviderTokenUpdates")
     parser.add_argument("--access-token-ttl", type=int, default=3600, help="OAuth2 access token lifetime (s)")
     parser.add_argument("--record-file", type=Path, default=None, help="append accepted pushes as NDJSON")
     parser.add_argument("--max-records", type=int, default=1_000_000, help="accepted pushes kept in memory")
@@ -46,7 +48,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     parser.add_argument("--slow-delay", type=float, default=2.0, help="delay (s) of the default slow rules")
     parser.add_argument("--fast", action="store_true",
                         help="throughput mode: skip APNs JSON parsing and header re-validation, count only")
-    parser.add_argument("--workers", type=int, default=1, help="serving processes sharing the port (SO_REUSEPORT)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="serving processes; the parent hands connections out round-robin")
     parser.add_argument("--log-requests", action="store_true", help="log every answered request")
     args = parser.parse_args(argv)
     if not 0.0 <= args.fail_rate <= 1.0:
@@ -70,13 +73,13 @@ async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFil
     loop = asyncio.get_running_loop()
     stop = install_stop_signals(loop)
     started_at = time.time()
-    sock = bind_socket(settings.host, settings.port, reuse_port=False)
+    sock = bind_socket(settings.host, settings.port)
     port = sock.getsockname()[1]
     state = LocalState(settings)
     tokens = AccessTokens(None, settings.access_token_ttl)
     router = build_router(settings, credentials, state, tokens, port)
     connections: set[Http2Connection] = set()
-    h2_config = make_h2_config(settings)
+    h2_config = make_h2_config()
     server = await loop.create_server(lambda: Http2Connection(router, settings, h2_config, connections),
                                       sock=sock, ssl=make_tls_context(tls.server_cert, tls.server_key),
                                       backlog=1024)
@@ -89,7 +92,7 @@ async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFil
     admin.close()
     await asyncio.gather(*(c.shutdown(SHUTDOWN_GRACE) for c in list(connections)))
     state.log.close()
-    info_path.unlink(missing_ok=True)
+    withdraw(info_path)
     log("stopped")
     return 0
 

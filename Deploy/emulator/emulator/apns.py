@@ -18,7 +18,7 @@ from .http_types import Outcome, Request, Response, then
 from .jwt_verify import BoundedCache, MalformedToken, es256_signature_valid, parse_jws
 from .records import PushRecord
 from .rules import FaultInjector, Rule, RuleBook, default_apns_rules
-from .state import LocalState
+from .state import ServiceState
 
 DEVICE_PATH = "/3/device/"
 PROVIDER_TOKEN_MAX_AGE = 3600  # s: older iat -> ExpiredProviderToken
@@ -82,7 +82,7 @@ class _Reject(Exception):
 
 
 class ApnsService:
-    def __init__(self, settings: Settings, credentials: Credentials, state: LocalState,
+    def __init__(self, settings: Settings, credentials: Credentials, state: ServiceState,
                  faults: FaultInjector) -> None:
         self._settings = settings
         self._credentials = credentials
@@ -259,10 +259,13 @@ class ApnsService:
         if fault is not None:
             return self._error(fault, _FAULT_REASONS[fault], apns_id, token, [("retry-after", "1")],
                                delay=delay)
-        recorded = {k: v for k, v in headers.items() if k.startswith("apns-")}
-        recorded["apns-id"] = apns_id
-        self._state.record(PushRecord("apns", token, recorded,
-                                      request.body.decode("utf-8", "replace"), request.received_at))
+        def build_record() -> PushRecord:
+            recorded = {k: v for k, v in headers.items() if k.startswith("apns-")}
+            recorded["apns-id"] = apns_id
+            return PushRecord("apns", token, recorded, request.body.decode("utf-8", "replace"),
+                              request.received_at)
+
+        self._state.accept("apns", build_record)
         self._state.outcome("apns", 200, "", token)
         return Response(200, [("apns-id", apns_id)], b"", delay)
 

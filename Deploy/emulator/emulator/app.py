@@ -20,11 +20,11 @@ from .fcm import FcmService
 from .logs import log
 from .oauth import AccessTokens, OAuthService
 from .rules import FaultInjector
-from .server import Router
-from .state import LocalState
+from .router import Router
+from .state import ServiceState
 
 
-def build_router(settings: Settings, credentials: Credentials, state: LocalState, tokens: AccessTokens,
+def build_router(settings: Settings, credentials: Credentials, state: ServiceState, tokens: AccessTokens,
                  listen_port: int, worker_index: int = 0) -> Router:
     seed = None if settings.seed is None else settings.seed + worker_index
     faults = FaultInjector(settings.fail_rate, seed)
@@ -34,13 +34,10 @@ def build_router(settings: Settings, credentials: Credentials, state: LocalState
                   state)
 
 
-def bind_socket(host: str, port: int, reuse_port: bool) -> socket.socket:
-    """A bound TCP socket; with ``reuse_port`` several processes can each listen on the same
-    port and the kernel spreads connections across them."""
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A bound, non-blocking TCP socket (port 0: the kernel picks a free one)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     sock.setblocking(False)
     return sock
@@ -62,6 +59,15 @@ def announce(settings: Settings, tls: TlsFiles, port: int, admin_port: int) -> P
     sys.stdout.flush()
     log("started", **info)
     return path
+
+
+def withdraw(info_path: Path) -> None:
+    """Remove ``emulator.json`` on exit unless a newer emulator already replaced it."""
+    try:
+        if json.loads(info_path.read_text()).get("pid") == os.getpid():
+            info_path.unlink()
+    except (OSError, ValueError):
+        pass
 
 
 def install_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:

@@ -74,7 +74,8 @@ def _make_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivate
 def _make_server(directory: Path, ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     now = _now()
-    names = [x509.DNSName(n) for n in SERVER_NAMES] + [x509.IPAddress(ipaddress.ip_address(i)) for i in SERVER_IPS]
+    names = ([x509.DNSName(n) for n in SERVER_NAMES]
+             + [x509.IPAddress(ipaddress.ip_address(i)) for i in SERVER_IPS])
     cert = (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
             .issuer_name(ca_cert.subject).public_key(key.public_key())
@@ -119,10 +120,11 @@ def _server_valid(directory: Path, ca_cert: x509.Certificate) -> bool:
         sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except (OSError, ValueError, TypeError, InvalidSignature, x509.ExtensionNotFound):
         return False
+    wanted_ips = {ipaddress.ip_address(i) for i in SERVER_IPS}
     has_names = (set(SERVER_NAMES) <= set(sans.get_values_for_type(x509.DNSName))
-                 and {ipaddress.ip_address(i) for i in SERVER_IPS} <= set(sans.get_values_for_type(x509.IPAddress)))
-    return has_names and isinstance(key, ec.EllipticCurvePrivateKey) and key.public_key() == cert.public_key() \
-        and _fresh(cert)
+                 and wanted_ips <= set(sans.get_values_for_type(x509.IPAddress)))
+    key_matches = isinstance(key, ec.EllipticCurvePrivateKey) and key.public_key() == cert.public_key()
+    return has_names and key_matches and _fresh(cert)
 
 
 def ensure_tls_files(directory: Path) -> TlsFiles:

@@ -17,7 +17,7 @@ from .http_types import Outcome, Request, Response, json_response, then
 from .oauth import AccessTokens
 from .records import PushRecord
 from .rules import FaultInjector, Rule, RuleBook, default_fcm_rules
-from .state import LocalState
+from .state import ServiceState
 
 FCM_ERROR_TYPE = "type.googleapis.com/google.firebase.fcm.v1.FcmError"
 BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
@@ -83,7 +83,7 @@ class _Invalid(Exception):
 
 
 class FcmService:
-    def __init__(self, settings: Settings, credentials: Credentials, state: LocalState,
+    def __init__(self, settings: Settings, credentials: Credentials, state: ServiceState,
                  tokens: AccessTokens, faults: FaultInjector) -> None:
         self._settings = settings
         self._state = state
@@ -101,10 +101,13 @@ class FcmService:
         denied = self._authorize(headers.get("authorization"), project)
         if denied is not None:
             return denied
+        if request.body_length > len(request.body):  # the server stopped buffering: far too big
+            message = f"Request payload size exceeds the limit: {len(request.body)} bytes."
+            return self._error(400, "INVALID_ARGUMENT", message, "INVALID_ARGUMENT", [("", message)])
         try:
             validate_only, target_kind, target = self._validate(request.body)
         except _Invalid as invalid:
-            return self._error(400, "INVALID_ARGUMENT", invalid.message, "INVALID_ARGUMENT", None,
+            return self._error(400, "INVALID_ARGUMENT", invalid.message, "INVALID_ARGUMENT",
                                [(invalid.field, invalid.message)])
         if validate_only:
             self._state.outcome("fcm", 200, "", target)
@@ -131,9 +134,9 @@ class FcmService:
             info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "IAM_PERMISSION_DENIED",
                     "domain": "cloudresourcemanager.googleapis.com",
                     "metadata": {"permission": permission, "resource": f"projects/{project}"}}
-            return self._error(403, "PERMISSION_DENIED",
-                               f"Permission '{permission}' denied on resource '{resource}' (or it may not exist).",
-                               None, None, extra_details=[info], reason="PERMISSION_DENIED")
+            message = f"Permission '{permission}' denied on resource '{resource}' (or it may not exist)."
+            return self._error(403, "PERMISSION_DENIED", message, None, None, extra_details=[info],
+                               reason="PERMISSION_DENIED")
         return None
 
     # -- message validation ----------------------------------------------------------------------
@@ -143,7 +146,8 @@ class FcmService:
         try:
             request = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise _Invalid(f"Invalid JSON payload received. {error.args[0] if error.args else ''}", "") from None
+            detail = error.args[0] if error.args else ""
+            raise _Invalid(f"Invalid JSON payload received. {detail}", "") from None
         if not isinstance(request, dict):
             raise _Invalid("Invalid JSON payload received. Expected an object.", "")
         _reject_unknown(request, _REQUEST_FIELDS, "")
@@ -179,7 +183,7 @@ class FcmService:
         if not failing:
             return self._succeed(request, headers, project, "token", token, rule.delay)
         code = rule.reason or "INTERNAL"
-        status, canonical, message = FCM_ERRORS.get(code, (rule.status, _CANONICAL.get(rule.status, "UNKNOWN"), code))
+        _, canonical, message = FCM_ERRORS.get(code, (0, _CANONICAL.get(rule.status, "UNKNOWN"), code))
         status = rule.status
         message = rule.message or message
         violations = [("message.token", message)] if code == "INVALID_ARGUMENT" else None
@@ -198,12 +202,16 @@ class FcmService:
         self._message_counter += 1
         message_id = f"0:{int(time.time() * 1000)}%{os.getpid():x}{self._message_counter:012x}"
         name = f"projects/{project}/messages/{message_id}"
-        recorded = {k: v for k, v in headers.items() if k == "content-type"}
-        extra = {"project": project, "name": name}
-        if kind != "token":
-            extra[kind] = target
-        self._state.record(PushRecord("fcm", target if kind == "token" else None, recorded,
-                                      request.body.decode("utf-8", "replace"), request.received_at, extra))
+
+        def build_record() -> PushRecord:
+            recorded = {k: v for k, v in headers.items() if k == "content-type"}
+            extra = {"project": project, "name": name}
+            if kind != "token":
+                extra[kind] = target
+            return PushRecord("fcm", target if kind == "token" else None, recorded,
+                              request.body.decode("utf-8", "replace"), request.received_at, extra)
+
+        self._state.accept("fcm", build_record)
         self._state.outcome("fcm", 200, "", target)
         response = json_response(200, {"name": name})
         response.delay = delay
@@ -250,16 +258,18 @@ def _check_android(android: object) -> None:
     _reject_unknown(android, _ANDROID_FIELDS, "message.android")
     priority = android.get("priority")
     # The proto enum AndroidMessagePriority: its names, or its numbers NORMAL=0 and HIGH=1.
-    if priority is not None and priority not in ("NORMAL", "HIGH") and not (type(priority) is int and priority in (0, 1)):
+    named = priority in ("NORMAL", "HIGH")
+    numbered = type(priority) is int and priority in (0, 1)
+    if priority is not None and not named and not numbered:
         raise _Invalid("Invalid value at 'message.android.priority' "
                        f"(type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority), "
                        f"{json.dumps(priority)}", "message.android.priority")
     ttl = android.get("ttl")
     if ttl is not None and (not isinstance(ttl, str) or not _DURATION.match(ttl)):
-        raise _Invalid(f"Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), "
+        raise _Invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), "
                        f"{json.dumps(ttl)}", "message.android.ttl")
     collapse_key = android.get("collapse_key", android.get("collapseKey"))
     if collapse_key is not None and not isinstance(collapse_key, str):
-        raise _Invalid(f"Invalid value at 'message.android.collapse_key' (TYPE_STRING), {json.dumps(collapse_key)}",
-                       "message.android.collapse_key")
+        raise _Invalid("Invalid value at 'message.android.collapse_key' (TYPE_STRING), "
+                       f"{json.dumps(collapse_key)}", "message.android.collapse_key")
     _check_data(android.get("data"), "message.android.data")

@@ -23,7 +23,7 @@ from .config import Credentials, Settings
 from .http_types import Request, Response, json_response
 from .jwt_verify import (BoundedCache, MalformedToken, b64url_decode, b64url_encode, parse_jws,
                          rs256_signature_valid)
-from .state import LocalState
+from .state import ServiceState
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 FCM_SCOPES = frozenset({"https://www.googleapis.com/auth/firebase.messaging",
@@ -95,7 +95,7 @@ class _Denied(Exception):
 
 
 class OAuthService:
-    def __init__(self, settings: Settings, credentials: Credentials, state: LocalState,
+    def __init__(self, settings: Settings, credentials: Credentials, state: ServiceState,
                  tokens: AccessTokens, listen_port: int) -> None:
         self._settings = settings
         self._credentials = credentials

@@ -8,11 +8,24 @@ parent, so the services never know how many processes there are.
 from __future__ import annotations
 
 import asyncio
+from typing import Callable, Protocol
 
 from .config import Settings
 from .logs import log, short_token
 from .records import PushLog, PushRecord, Stats
 from .rules import AttemptCounter
+
+
+class ServiceState(Protocol):
+    """What the services need from the process they run in."""
+
+    settings: Settings
+
+    def accept(self, service: str, build_record: Callable[[], PushRecord]) -> None: ...
+
+    def next_attempt(self, key: str) -> "int | asyncio.Future[int]": ...
+
+    def outcome(self, service: str, status: int, reason: str, token: str | None) -> None: ...
 
 
 class LocalState:
@@ -22,11 +35,12 @@ class LocalState:
         self.log = PushLog(settings.max_records, None if settings.fast else settings.record_file)
         self.attempts = AttemptCounter()
 
-    def record(self, record: PushRecord) -> None:
-        """Called for every accepted push; ``--fast`` keeps counts only."""
-        self.stats.accept(record.service)
+    def accept(self, service: str, build_record: Callable[[], PushRecord]) -> None:
+        """Called for every accepted push; ``--fast`` keeps counts only and never builds the
+        record."""
+        self.stats.accept(service)
         if not self.settings.fast:
-            self.log.append(record.to_json_text())
+            self.log.append(build_record().to_json_text())
 
     def next_attempt(self, key: str) -> "int | asyncio.Future[int]":
         return self.attempts.next_attempt(key)

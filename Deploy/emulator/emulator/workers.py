@@ -7,8 +7,7 @@ turn (the descriptor travels over a Unix socket, SCM_RIGHTS); the worker does TL
 Round-robin, rather than SO_REUSEPORT, because load tests open few connections and the
 kernel's hash then spread them unevenly (measured 3:1 with four connections, halving
 throughput). Each worker also talks to the parent over a socketpair carrying one JSON message
-per line, tagged by its first byte: ``P`` + an accepted push's JSON (stored by the parent as
-is, never parsed) or ``M`` + a JSON message:
+per line (``channel.Peer``):
 
 * worker -> parent: pushes (sent *before* their 200 is written), ``attempt`` (ask for the next
   attempt number of a ``fail_times`` token), ``ready``;
@@ -17,14 +16,15 @@ is, never parsed) or ``M`` + a JSON message:
 
 Because a channel is FIFO and a push is written to it before the client can see its 200, a
 ``sync`` round trip to every worker guarantees the parent holds every push a client has seen
-accepted: ``/pushes`` and ``/stats`` are exact, not eventually consistent. ``--fast`` sends no
-pushes at all (counts travel with ``sync``).
+accepted: ``/pushes`` and ``/stats`` are exact, not eventually consistent. Pushes from
+different workers are numbered in arrival-time order (``_PushMerger``), so a client that sends
+one push after another sees them in that order. ``--fast`` sends no pushes at all (counts
+travel with ``sync``).
 """
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import signal
 import socket
@@ -32,8 +32,9 @@ import time
 from typing import Callable
 
 from .admin import AdminServer
-from .app import announce, bind_socket, build_router, install_stop_signals
+from .app import announce, bind_socket, build_router, install_stop_signals, withdraw
 from .certs import TlsFiles
+from .channel import Peer
 from .config import Credentials, Settings
 from .logs import log, short_token
 from .oauth import AccessTokens
@@ -43,93 +44,6 @@ from .server import Http2Connection, make_h2_config, make_tls_context
 
 WORKER_READY_TIMEOUT = 10.0
 SHUTDOWN_GRACE = 3.0
-
-
-class _LineChannel(asyncio.Protocol):
-    def __init__(self, on_message: Callable[[dict], None], on_push: Callable[[str], None],
-                 closed: asyncio.Future) -> None:
-        self._on_message = on_message
-        self._on_push = on_push
-        self._closed = closed
-        self._buffer = b""
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        *lines, self._buffer = (self._buffer + data).split(b"\n")
-        for line in lines:
-            if line[:1] == b"P":
-                self._on_push(line[1:].decode())
-            else:
-                self._on_message(json.loads(line[1:]))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self._closed.done():
-            self._closed.set_result(None)
-
-
-class Peer:
-    """One end of a parent/worker channel: fire-and-forget messages plus request/reply."""
-
-    def __init__(self, handler: Callable[["Peer", dict], None],
-                 on_push: Callable[[str], None] = lambda text: None) -> None:
-        self._handler = handler
-        self._on_push = on_push
-        self._pending: dict[int, asyncio.Future] = {}
-        self._next_id = 0
-        self._channel: _LineChannel | None = None
-        self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
-        self.closed.add_done_callback(lambda _: self._fail_pending())
-
-    async def attach(self, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        _, self._channel = await loop.connect_accepted_socket(
-            lambda: _LineChannel(self._receive, self._on_push, self.closed), sock)
-
-    def _write(self, line: bytes) -> None:
-        if self._channel is None or self._channel.transport is None or self.closed.done():
-            raise ConnectionError("channel closed")
-        self._channel.transport.write(line)
-
-    def send(self, message: dict) -> None:
-        self._write(b"M" + json.dumps(message, separators=(",", ":")).encode() + b"\n")
-
-    def send_push(self, record_json: str) -> None:
-        self._write(b"P" + record_json.encode() + b"\n")
-
-    def call(self, op: str, **fields: object) -> asyncio.Future:
-        self._next_id += 1
-        future = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = future
-        try:
-            self.send({"op": op, "id": self._next_id, **fields})
-        except ConnectionError as error:
-            self._pending.pop(self._next_id)
-            future.set_exception(error)
-        return future
-
-    def reply(self, request: dict, **fields: object) -> None:
-        self.send({"op": "reply", "id": request["id"], **fields})
-
-    def _receive(self, message: dict) -> None:
-        if message.get("op") == "reply":
-            future = self._pending.pop(message["id"], None)
-            if future is not None and not future.done():
-                future.set_result(message)
-        else:
-            self._handler(self, message)
-
-    def _fail_pending(self) -> None:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError("channel closed"))
-        self._pending.clear()
-
-    def close(self) -> None:
-        if self._channel is not None and self._channel.transport is not None:
-            self._channel.transport.close()
 
 
 # -- worker side ----------------------------------------------------------------------------------
@@ -143,10 +57,11 @@ class WorkerState:
         self.stats = Stats()
         self._parent = parent
 
-    def record(self, record: PushRecord) -> None:
-        self.stats.accept(record.service)
+    def accept(self, service: str, build_record: Callable[[], PushRecord]) -> None:
+        self.stats.accept(service)
         if not self.settings.fast:
-            self._parent.send_push(record.to_json_text())
+            record = build_record()
+            self._parent.send_push(record.received_at, record.to_json_text())
 
     def next_attempt(self, key: str) -> "asyncio.Future[int]":
         reply = self._parent.call("attempt", key=key)
@@ -193,7 +108,7 @@ async def _worker_main(index: int, settings: Settings, credentials: Credentials,
     state = WorkerState(settings, parent)
     router = build_router(settings, credentials, state, tokens, port, index)  # type: ignore[arg-type]
     connections: set[Http2Connection] = set()
-    h2_config = make_h2_config(settings)
+    h2_config = make_h2_config()
     tls_context = make_tls_context(tls.server_cert, tls.server_key)
 
     def adopt_connections() -> None:
@@ -239,16 +154,49 @@ class _Worker:
         self.discarding = False
 
 
+class _PushMerger:
+    """Numbers pushes from several workers in arrival-time order. Pushes wait here until a
+    ``sync`` (all of them) or until they are ``SETTLE_SECONDS`` old (the periodic flush), by
+    which time any earlier push from another worker has long crossed its channel."""
+
+    SETTLE_SECONDS = 0.1
+
+    def __init__(self, push_log: PushLog) -> None:
+        self._log = push_log
+        self._pending: list[tuple[float, str]] = []
+
+    def add(self, line: bytes) -> None:
+        stamp, _, record_json = line.partition(b" ")
+        self._pending.append((float(stamp), record_json.decode()))
+
+    def publish(self, settled_only: bool = False) -> None:
+        if not self._pending:
+            return
+        if settled_only:
+            horizon = time.time() - self.SETTLE_SECONDS
+            batch = [p for p in self._pending if p[0] <= horizon]
+            self._pending = [p for p in self._pending if p[0] > horizon]
+        else:
+            batch, self._pending = self._pending, []
+        batch.sort(key=lambda pending: pending[0])
+        for _, record_json in batch:
+            self._log.append(record_json)
+
+    def clear(self) -> None:
+        self._pending.clear()
+
+
 class ParentBackend:
     """The admin API's view with workers: parent-held pushes, counters collected by ``sync``."""
 
-    def __init__(self, settings: Settings, workers: list[_Worker], push_log: PushLog,
+    def __init__(self, settings: Settings, workers: list[_Worker], push_log: PushLog, merger: _PushMerger,
                  attempts: AttemptCounter, tokens: AccessTokens) -> None:
-        self._settings, self._workers, self._log = settings, workers, push_log
+        self._settings, self._workers, self._log, self._merger = settings, workers, push_log, merger
         self._attempts, self._tokens = attempts, tokens
 
     async def _sync(self) -> list[dict]:
         replies = await asyncio.gather(*(w.peer.call("sync") for w in self._workers))
+        self._merger.publish()
         return [reply["stats"] for reply in replies]
 
     async def pushes(self, since: int, limit: int) -> dict:
@@ -264,6 +212,7 @@ class ParentBackend:
 
     async def reset(self) -> None:
         self._log.reset()
+        self._merger.clear()
         self._attempts.reset()
         for worker in self._workers:
             worker.discarding = True
@@ -283,15 +232,16 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     stop = install_stop_signals(asyncio.get_running_loop())
     started_at = time.time()
     push_log = PushLog(settings.max_records, None if settings.fast else settings.record_file)
+    merger = _PushMerger(push_log)
     attempts = AttemptCounter()
     tokens = AccessTokens(secret, settings.access_token_ttl)
     workers: list[_Worker] = []
     failed = False
 
     def make_handlers(worker_index: int) -> tuple[Callable[[Peer, dict], None], Callable[[str], None]]:
-        def on_push(record_json: str) -> None:
+        def on_push(line: bytes) -> None:
             if not workers[worker_index].discarding:
-                push_log.append(record_json)
+                merger.add(line)
 
         def on_message(peer: Peer, message: dict) -> None:
             worker = workers[worker_index]
@@ -322,9 +272,9 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
         log("workers_not_ready", level="error")
         failed = True
         stop.set()
-    admin = await asyncio.start_server(
-        AdminServer(ParentBackend(settings, workers, push_log, attempts, tokens), started_at).serve_client,
-        settings.host, settings.admin_port)
+    backend = ParentBackend(settings, workers, push_log, merger, attempts, tokens)
+    admin = await asyncio.start_server(AdminServer(backend, started_at).serve_client,
+                                       settings.host, settings.admin_port)
     turn = 0
 
     def hand_off_connections() -> None:
@@ -345,7 +295,15 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     loop = asyncio.get_running_loop()
     loop.add_reader(listener.fileno(), hand_off_connections)
     info_path = announce(settings, tls, listener.getsockname()[1], admin.sockets[0].getsockname()[1])
+
+    async def publish_settled() -> None:
+        while True:
+            await asyncio.sleep(_PushMerger.SETTLE_SECONDS)
+            merger.publish(settled_only=True)
+
+    publisher = asyncio.ensure_future(publish_settled())
     await stop.wait()
+    publisher.cancel()
     log("stopping", workers=len(workers))
     loop.remove_reader(listener.fileno())
     listener.close()
@@ -365,8 +323,9 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     for pid in remaining:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+    merger.publish()
     push_log.close()
-    info_path.unlink(missing_ok=True)
+    withdraw(info_path)
     log("stopped")
     return 1 if failed else 0
 
@@ -374,7 +333,7 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
 def run_workers(settings: Settings, credentials: Credentials, tls: TlsFiles,
                 run_loop: Callable[..., int]) -> int:
     """Fork the workers (before any event loop exists), then run the parent loop."""
-    listener = bind_socket(settings.host, settings.port, reuse_port=False)
+    listener = bind_socket(settings.host, settings.port)
     listener.listen(1024)
     port = listener.getsockname()[1]
     secret = os.urandom(32)

@@ -1,0 +1,63 @@
+"""--workers: connections spread over processes must behave like one emulator."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import TOKEN, access_token, apns_post, fcm_send, start_emulator
+
+
+@pytest.fixture(scope="module")
+def workers(credentials, tmp_path_factory):
+    running = start_emulator(tmp_path_factory.mktemp("workers"), credentials.config, "--workers", "2")
+    yield running
+    assert running.stop() == 0
+
+
+def test_pushes_are_visible_as_soon_as_accepted_and_in_order(workers, credentials):
+    workers.admin("/reset", "POST")
+    clients = [workers.client() for _ in range(4)]  # consecutive connections alternate workers
+    try:
+        for i in range(12):
+            token = f"{TOKEN[:-2]}{i:02x}"
+            assert apns_post(clients[i % 4], credentials.jwt(), token=token).status_code == 200
+            assert workers.admin("/pushes?since=0")["pushes"][-1]["token"] == token
+    finally:
+        for client in clients:
+            client.close()
+    pushes = workers.admin("/pushes?since=0")["pushes"]
+    assert [p["token"][-2:] for p in pushes] == [f"{i:02x}" for i in range(12)]
+    assert [p["seq"] for p in pushes] == list(range(pushes[0]["seq"], pushes[0]["seq"] + 12))
+    stats = workers.admin("/stats")
+    assert stats["workers"] == 2 and stats["total_accepted"] == 12
+
+
+def test_attempt_counters_are_shared_between_workers(workers, credentials):
+    workers.admin("/reset", "POST")
+    token = "fa11" + TOKEN[4:]
+    with workers.client() as first, workers.client() as second:  # one per worker
+        statuses = [apns_post(first, credentials.jwt(), token=token).status_code,
+                    apns_post(second, credentials.jwt(), token=token).status_code,
+                    apns_post(first, credentials.jwt(), token=token).status_code,
+                    apns_post(second, credentials.jwt(), token=token).status_code]
+    assert statuses == [503, 503, 200, 200]
+
+
+def test_access_tokens_work_on_every_worker_and_revocation_reaches_all(workers, credentials):
+    with workers.client() as first, workers.client() as second:
+        bearer = access_token(first, credentials.service_account)
+        message = {"token": "device-1", "data": {"a": "b"}}
+        assert fcm_send(first, bearer, message).status_code == 200
+        assert fcm_send(second, bearer, message).status_code == 200
+        workers.admin("/revoke-tokens", "POST")
+        assert fcm_send(first, bearer, message).status_code == 401
+        assert fcm_send(second, bearer, message).status_code == 401
+
+
+def test_reset_clears_every_worker(workers, credentials):
+    with workers.client() as first, workers.client() as second:
+        apns_post(first, credentials.jwt())
+        apns_post(second, credentials.jwt())
+    assert workers.admin("/stats")["total_requests"] >= 2
+    workers.admin("/reset", "POST")
+    stats = workers.admin("/stats")
+    assert stats["total_requests"] == 0 and workers.admin("/pushes?since=0")["pushes"] == []
