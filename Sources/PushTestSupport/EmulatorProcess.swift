@@ -86,13 +86,17 @@ public final class EmulatorProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
-    /// Stops the emulator (SIGTERM) and waits for it.
+    /// Stops the emulator: SIGTERM, then SIGKILL if it has not exited within 10 seconds.
     public func stop() async {
         await admin.shutdown()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
         }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// The APNs client configuration that trusts this emulator.

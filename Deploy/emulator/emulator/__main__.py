@@ -6,6 +6,7 @@ clean exit.
 """
 from __future__ import annotations
 
+import signal
 import argparse
 import asyncio
 import sys
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 from .admin import AdminServer, LocalBackend
+from .apns import apns_rules
+from .fcm import fcm_rules
 from .app import announce, bind_socket, build_router, install_stop_signals, withdraw
 from .certs import TlsFiles, ensure_tls_files
 from .config import ConfigError, Credentials, Settings, default_state_dir, load_credentials
@@ -26,7 +29,8 @@ DEFAULT_CONFIG_NAME = Path("credentials") / "emulator-config.json"
 
 
 def parse_args(argv: list[str] | None) -> Settings:
-    parser = argparse.ArgumentParser(prog="emulator", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="emulator",
+                                     description="Local APNs + FCM + OAuth2 emulator (see README.md).")
     parser.add_argument("--port", type=int, default=8443, help="HTTP/2+TLS port (0: pick a free one)")
     parser.add_argument("--admin-port", type=int, default=8444, help="admin HTTP/1.1 port (0: free)")
     parser.add_argument("--state-dir", type=Path, default=default_state_dir(),
@@ -98,9 +102,14 @@ async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFil
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A parent may have started us with SIGTERM/SIGINT blocked (Swift's Foundation.Process
+    # passes on the spawning thread's signal mask): unblock them, or we could never be stopped.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     settings = parse_args(argv)
     try:
         credentials = load_credentials(settings.config_path)
+        apns_rules(settings, credentials)  # refuse bad rules now, not in a worker
+        fcm_rules(settings, credentials)
     except ConfigError as error:
         log("config_error", level="error", error=str(error))
         return 2
