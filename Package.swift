@@ -26,12 +26,13 @@ let package = Package(
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "PushRuntime"),
         .target(name: "PushModel"),
+        .target(name: "PushMetrics", dependencies: ["PushRuntime"]),
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushCrypto", "PushRuntime"]),
         .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
         .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushModel", "PushRuntime"]),
         .executableTarget(
             name: "pushd",
-            dependencies: ["PushCrypto", "PushRuntime", "PushModel", "PushStore", "PushQueue", "PushDelivery"]
+            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery"]
         ),
 
         .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery"]),
@@ -39,6 +40,7 @@ let package = Package(
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
+        .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushTestSupport"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),

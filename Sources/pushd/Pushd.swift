@@ -6,6 +6,7 @@ import Foundation
 struct Pushd {
     static let subcommands: [any Subcommand.Type] = [
         KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, BenchCommand.self,
+        MigrateCommand.self, DeviceCommand.self,
     ]
 
     static var usage: String {
@@ -24,6 +25,7 @@ struct Pushd {
     }
 
     static func main() async {
+        unblockStopSignals()
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let name = arguments.first else {
             StandardStreams.writeError(line: usage)
@@ -54,5 +56,15 @@ struct Pushd {
                 exit(1)
             }
         }
+    }
+
+    /// A parent may start us with SIGTERM/SIGINT blocked (Foundation's `Process` passes on
+    /// the spawning thread's mask); graceful shutdown depends on receiving them.
+    static func unblockStopSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 }
