@@ -30,9 +30,12 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushCrypto", "PushRuntime"]),
         .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
         .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushModel", "PushRuntime"]),
+        .target(
+            name: "PushWorker",
+            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery"]),
         .executableTarget(
             name: "pushd",
-            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery"]
+            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery", "PushWorker"]
         ),
 
         .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery"]),

@@ -6,7 +6,7 @@ import Foundation
 struct Pushd {
     static let subcommands: [any Subcommand.Type] = [
         KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, BenchCommand.self,
-        MigrateCommand.self, DeviceCommand.self,
+        MigrateCommand.self, DeviceCommand.self, WorkerCommand.self, CleanupCommand.self, EnqueueCommand.self,
     ]
 
     static var usage: String {

@@ -58,6 +58,12 @@ REASON_STATUS = {
 }
 
 
+def apns_rules(settings: Settings, credentials: Credentials) -> RuleBook:
+    """Default rules plus the config's; raises ``ConfigError`` for a bad rule."""
+    return RuleBook.from_config("apns", default_apns_rules(settings.slow_delay), credentials.rules,
+                                REASON_STATUS.get)
+
+
 class ConnectionAuth:
     """What APNs remembers per HTTP/2 connection: the team it is bound to and the provider
     token in use, to enforce "at most one new token per ``--jwt-min-renewal-seconds``"."""
@@ -88,8 +94,7 @@ class ApnsService:
         self._credentials = credentials
         self._state = state
         self._faults = faults
-        self.rules = RuleBook.from_config("apns", default_apns_rules(settings.slow_delay),
-                                          credentials.rules, REASON_STATUS.get)
+        self.rules = apns_rules(settings, credentials)
         # JWT string -> verified claims, or the rejection reason: a signature is checked once.
         self._verified: BoundedCache[_Verified | str] = BoundedCache()
 

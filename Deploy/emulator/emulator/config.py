@@ -137,6 +137,9 @@ def load_credentials(path: Path | None) -> Credentials:
         account = _load_service_account(entry, base, index)
         accounts[account.client_email] = account
     rules = raw.get("rules", {})
-    if not isinstance(rules, dict):
-        raise ConfigError("rules must be an object with optional apns and fcm lists")
+    if not isinstance(rules, dict) or set(rules) - {"replace_defaults", "apns", "fcm"}:
+        raise ConfigError("rules must be an object with optional apns and fcm lists and replace_defaults")
+    unknown = set(raw) - {"apns", "fcm", "rules"}
+    if unknown:
+        raise ConfigError(f"unknown config sections {sorted(unknown)}")
     return Credentials(keys, {team: frozenset(t) for team, t in topics.items()}, accounts, rules)

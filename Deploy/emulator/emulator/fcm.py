@@ -75,6 +75,12 @@ def google_error(status: int, canonical: str, message: str, error_code: str | No
     return response
 
 
+def fcm_rules(settings: Settings, credentials: Credentials) -> RuleBook:
+    """Default rules plus the config's; raises ``ConfigError`` for a bad rule."""
+    return RuleBook.from_config("fcm", default_fcm_rules(settings.slow_delay), credentials.rules,
+                                lambda code: FCM_ERRORS[code][0] if code in FCM_ERRORS else None)
+
+
 class _Invalid(Exception):
     """An INVALID_ARGUMENT answer: message and the offending field."""
 
@@ -89,9 +95,7 @@ class FcmService:
         self._state = state
         self._tokens = tokens
         self._faults = faults
-        self.rules = RuleBook.from_config(
-            "fcm", default_fcm_rules(settings.slow_delay), credentials.rules,
-            lambda code: FCM_ERRORS[code][0] if code in FCM_ERRORS else None)
+        self.rules = fcm_rules(settings, credentials)
         self._message_counter = 0
 
     def handle(self, request: Request, project: str) -> Outcome:
@@ -262,12 +266,13 @@ def _check_android(android: object) -> None:
     numbered = type(priority) is int and priority in (0, 1)
     if priority is not None and not named and not numbered:
         raise _Invalid("Invalid value at 'message.android.priority' "
-                       f"(type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority), "
+                       "(type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority), "
                        f"{json.dumps(priority)}", "message.android.priority")
     ttl = android.get("ttl")
     if ttl is not None and (not isinstance(ttl, str) or not _DURATION.match(ttl)):
-        raise _Invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), "
-                       f"{json.dumps(ttl)}", "message.android.ttl")
+        raise _Invalid("Invalid value at 'message.android.ttl' "
+                       f"(type.googleapis.com/google.protobuf.Duration), {json.dumps(ttl)}",
+                       "message.android.ttl")
     collapse_key = android.get("collapse_key", android.get("collapseKey"))
     if collapse_key is not None and not isinstance(collapse_key, str):
         raise _Invalid("Invalid value at 'message.android.collapse_key' (TYPE_STRING), "

@@ -88,7 +88,11 @@ class WorkerState:
 async def _worker_main(index: int, settings: Settings, credentials: Credentials, tls: TlsFiles, port: int,
                        handoff_sock: socket.socket, channel_sock: socket.socket, secret: bytes) -> int:
     loop = asyncio.get_running_loop()
-    stop = install_stop_signals(loop)
+    # Ctrl-C reaches the whole process group: the parent alone reacts and stops the workers
+    # with SIGTERM, so that it never mistakes their exit for a crash.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
     tokens = AccessTokens(secret, settings.access_token_ttl)
     state: WorkerState | None = None
 
@@ -238,7 +242,7 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     workers: list[_Worker] = []
     failed = False
 
-    def make_handlers(worker_index: int) -> tuple[Callable[[Peer, dict], None], Callable[[str], None]]:
+    def make_handlers(worker_index: int) -> tuple[Callable[[Peer, dict], None], Callable[[bytes], None]]:
         def on_push(line: bytes) -> None:
             if not workers[worker_index].discarding:
                 merger.add(line)
@@ -290,7 +294,10 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
             with client:
                 worker = workers[turn % len(workers)]
                 turn += 1
-                socket.send_fds(worker.handoff, [b"c"], [client.fileno()])
+                try:
+                    socket.send_fds(worker.handoff, [b"c"], [client.fileno()])
+                except OSError as error:  # that worker is gone; on_worker_lost stops the emulator
+                    log("handoff_failed", level="error", worker=worker.index, error=str(error))
 
     loop = asyncio.get_running_loop()
     loop.add_reader(listener.fileno(), hand_off_connections)

@@ -4,12 +4,14 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import h2.settings
 
-from conftest import TOKEN, TOPIC, apns_post, start_emulator
+from conftest import EMULATOR_DIR, TOKEN, TOPIC, apns_post, start_emulator
 from emulator.certs import ensure_tls_files
 from h2client import RawH2Client
 
@@ -183,3 +185,13 @@ def test_random_faults_and_graceful_shutdown(credentials, tmp_path):
     finally:
         assert emulator.stop() == 0
     assert not (tmp_path / "emulator.json").exists()
+
+
+def test_a_bad_config_is_refused_at_start(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"rules": {"apns": [{"prefix": "dead", "status": 410}]}}))
+    result = subprocess.run([sys.executable, "-m", "emulator", "--port", "0", "--admin-port", "0",
+                             "--state-dir", str(tmp_path / "state"), "--config", str(config)],
+                            cwd=EMULATOR_DIR, capture_output=True, timeout=30)
+    assert result.returncode == 2 and result.stdout == b""
+    assert json.loads(result.stderr.splitlines()[-1])["event"] == "config_error"

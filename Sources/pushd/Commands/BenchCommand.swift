@@ -8,6 +8,17 @@ enum BenchCommand: Subcommand {
           crypto   envelopes per second (1 KB JSON plaintext) on one core and on all cores,
                    beside the raw OpenSSL RSA-2048 OAEP public-encrypt rate on one core
                    (the scheme's physical limit), and their ratio.
+
+        usage: pushd bench store [--devices N] [--seconds S] [--concurrency C] [--database-url URL]
+
+          store    devices resolved per second from PostgreSQL for batches of 1, 100 and 1,000
+                   recipients (after `pushd migrate`), beside pgbench -S on the same server.
+
+        usage: pushd bench queue [--messages N] [--size BYTES] [--batch B] [--in-flight K]
+                                 [--prefetch P] [--amqp-url URL]
+
+          queue    RabbitMQ messages per second: publish with confirms (one at a time, and
+                   pipelined), consume with manual acks, on a scratch quorum queue it deletes.
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
@@ -15,6 +26,8 @@ enum BenchCommand: Subcommand {
         let rest = Array(arguments.dropFirst())
         switch what {
         case "crypto": try CryptoBenchmark.run(rest)
+        case "store": try await StoreBenchmark.run(rest)
+        case "queue": try await QueueBenchmark.run(rest)
         default: throw .usage("unknown bench subject \"\(what)\"")
         }
     }

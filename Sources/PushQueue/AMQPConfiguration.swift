@@ -1,0 +1,92 @@
+import PushRuntime
+
+/// Where and how to connect to RabbitMQ, and how patiently.
+///
+/// Build it from a URL (`AMQPConfiguration(url:)`) so that operators configure one string;
+/// the password never appears in logs or descriptions (`redactedURL`).
+public struct AMQPConfiguration: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var virtualHost: String
+    public var user: String
+    /// Sent to the broker only; never logged.
+    public var password: String
+    /// Present for `amqps://`: TLS with peer and hostname verification, always on.
+    public var tls: TLSOptions?
+    /// Negotiated with the broker (the smaller wins). rabbitmq-c only sends and checks
+    /// heartbeats inside its calls, which the connection makes at least every
+    /// `heartbeat / 4` (and at least once a second), so a silent broker is detected after two
+    /// missed heartbeats.
+    public var heartbeat: Duration = .seconds(30)
+    /// For the TCP connect and the TLS handshake, and for the AMQP login handshake.
+    public var connectTimeout: Duration = .seconds(10)
+    /// For synchronous AMQP methods (declare, bind, qos, consume, cancel). A timed-out call
+    /// closes the connection, which then reconnects.
+    public var rpcTimeout: Duration = .seconds(30)
+    /// How long `publish` waits for the broker's confirm before failing with
+    /// `QueueError.confirmTimedOut` (the broker may still take the message).
+    public var confirmTimeout: Duration = .seconds(60)
+    /// Delays between reconnection attempts.
+    public var reconnectBackoff = Backoff(base: .milliseconds(100), cap: .seconds(10))
+    /// How long `close()` waits for outstanding publisher confirms before closing anyway.
+    public var closeGracePeriod: Duration = .seconds(5)
+    /// Shown in the management UI and `rabbitmqctl list_connections client_properties`.
+    public var connectionName = "pushd"
+    /// The largest frame the client accepts; bigger bodies are split into several frames.
+    public var frameMax: Int = 131_072
+
+    public init(host: String, port: Int? = nil, virtualHost: String = "/", user: String, password: String, tls: TLSOptions? = nil) {
+        self.host = host
+        self.port = port ?? (tls == nil ? 5672 : 5671)
+        self.virtualHost = virtualHost
+        self.user = user
+        self.password = password
+        self.tls = tls
+    }
+
+    /// The URL this configuration connects to, with the password replaced by `***`.
+    public var redactedURL: String {
+        let scheme = tls == nil ? "amqp" : "amqps"
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(AMQPURL.percentEncode(user)):***@\(hostPart):\(port)/\(AMQPURL.percentEncode(virtualHost))"
+    }
+
+    /// `host:port`, for error messages.
+    var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    public var description: String { redactedURL }
+
+    /// Checks the values that would otherwise fail obscurely inside rabbitmq-c.
+    func validated() throws(QueueError) -> AMQPConfiguration {
+        guard !host.isEmpty else { throw .invalidConfiguration("host is empty") }
+        guard (1...65_535).contains(port) else { throw .invalidConfiguration("port \(port) is not in 1...65535") }
+        guard heartbeat >= .zero, heartbeat <= .seconds(65_535) else {
+            throw .invalidConfiguration("heartbeat must be 0 (off) to 65535 seconds")
+        }
+        guard connectTimeout > .zero, rpcTimeout > .zero, confirmTimeout > .zero else {
+            throw .invalidConfiguration("timeouts must be positive")
+        }
+        guard frameMax >= 4096 else { throw .invalidConfiguration("frameMax must be at least 4096 (AMQP's minimum)") }
+        guard !host.utf8.contains(0), !user.utf8.contains(0), !password.utf8.contains(0), !virtualHost.utf8.contains(0) else {
+            throw .invalidConfiguration("host, user, password and virtual host must not contain NUL")
+        }
+        return self
+    }
+}
+
+/// TLS for `amqps://`. Verification of the broker's certificate chain and of its name against
+/// `host` is always on: a deployment that needs it off has a certificate problem to fix.
+public struct TLSOptions: Sendable, Equatable {
+    /// PEM file of the CA certificates to trust. `nil` uses the system bundle (`SSL_CERT_FILE`,
+    /// else the distribution's file, e.g. Debian's `/etc/ssl/certs/ca-certificates.crt`).
+    public var caCertificateFile: String?
+    /// Client certificate chain and key (PEM) for brokers that require mutual TLS.
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
+
+    public init(caCertificateFile: String? = nil, clientCertificateFile: String? = nil, clientKeyFile: String? = nil) {
+        self.caCertificateFile = caCertificateFile
+        self.clientCertificateFile = clientCertificateFile
+        self.clientKeyFile = clientKeyFile
+    }
+}

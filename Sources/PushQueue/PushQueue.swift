@@ -1,1 +1,0 @@
-// The AMQP layer over RabbitMQ (rabbitmq-c). See README.md.

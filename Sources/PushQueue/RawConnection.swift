@@ -1,0 +1,190 @@
+import CRabbitMQ
+import CRabbitMQShims
+import Foundation
+
+/// One rabbitmq-c connection: socket, login and pushd's two channels. The thin C-facing
+/// layer under `AMQPConnection`, which owns it.
+///
+/// Not Sendable and not thread-safe, like rabbitmq-c itself: it is created, used and
+/// destroyed on the connection actor's dedicated thread only, and every method blocks that
+/// thread. Once a connection-level error has happened (`failure` is set) it is never used
+/// again; the actor replaces it.
+final class RawConnection {
+    /// Publishing (in confirm mode) and consuming.
+    static let dataChannel: amqp_channel_t = 1
+    /// Declarations and inspections. The broker answers a missing or mismatching object by
+    /// closing the channel; on its own channel that costs nothing but a re-open, while on
+    /// the data channel it would take every delivery and publish in flight down with it.
+    static let adminChannel: amqp_channel_t = 2
+
+    let state: amqp_connection_state_t
+    let configuration: AMQPConfiguration
+    private var adminChannelOpen = false
+    /// The connection-level error that made this connection unusable, if any.
+    private(set) var failure: QueueError?
+
+    /// Connects, logs in, opens the data channel and puts it in confirm mode.
+    init(configuration: AMQPConfiguration) throws(QueueError) {
+        guard let state = amqp_new_connection() else {
+            throw .library(operation: "amqp_new_connection", status: AMQP_STATUS_NO_MEMORY.rawValue, message: "out of memory")
+        }
+        self.state = state
+        self.configuration = configuration
+        try openSocket()
+        try login()
+        _ = amqp_channel_open(state, Self.dataChannel)
+        try check(amqp_get_rpc_reply(state), "channel.open", channel: Self.dataChannel)
+        _ = amqp_confirm_select(state, Self.dataChannel)
+        try check(amqp_get_rpc_reply(state), "confirm.select", channel: Self.dataChannel)
+    }
+
+    deinit {
+        // Closes the socket too (without the AMQP close handshake: see `close`).
+        amqp_destroy_connection(state)
+    }
+
+    /// The negotiated heartbeat in seconds (0: none).
+    var heartbeatSeconds: Int { Int(amqp_get_heartbeat(state)) }
+
+    var socketDescriptor: Int32 { amqp_get_sockfd(state) }
+
+    /// Whether rabbitmq-c holds input already read from the socket, which `poll` cannot see.
+    var hasBufferedInput: Bool {
+        amqp_frames_enqueued(state) != 0 || amqp_data_in_buffer(state) != 0
+    }
+
+    /// The AMQP close handshake, bounded by `timeout`: tells the broker we are leaving on
+    /// purpose (it requeues our unacknowledged deliveries either way).
+    func close(timeout: Duration) {
+        guard failure == nil else { return }
+        var limit = timeval(timeout)
+        amqp_set_rpc_timeout(state, &limit)
+        _ = amqp_connection_close(state, AMQP_REPLY_SUCCESS)
+        failure = .closed
+    }
+
+    func markFailed(_ error: QueueError) {
+        failure = error
+    }
+
+    /// Opens the admin channel if a broker error closed it (or it was never opened).
+    func ensureAdminChannel() throws(QueueError) {
+        guard !adminChannelOpen else { return }
+        _ = amqp_channel_open(state, Self.adminChannel)
+        try check(amqp_get_rpc_reply(state), "channel.open", channel: Self.adminChannel)
+        adminChannelOpen = true
+    }
+
+    func adminChannelClosed() {
+        adminChannelOpen = false
+    }
+
+    /// Shuts the socket down under rabbitmq-c's feet, as a dying network would. Tests use it
+    /// to check recovery; nothing else should.
+    func abortSocket() {
+        let descriptor = socketDescriptor
+        if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    }
+
+    private func openSocket() throws(QueueError) {
+        let endpoint = configuration.endpoint
+        let socket: OpaquePointer?
+        if let tls = configuration.tls {
+            socket = amqp_ssl_socket_new(state)
+            guard let socket else { throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS socket") }
+            guard let caFile = tls.caCertificateFile ?? TLSOptions.systemCABundle() else {
+                throw .tlsFailed(endpoint: endpoint, reason: "no CA file given and no system CA bundle found; set cacertfile")
+            }
+            guard amqp_ssl_socket_set_cacert(socket, caFile) == AMQP_STATUS_OK.rawValue else {
+                throw .tlsFailed(endpoint: endpoint, reason: "cannot load CA certificates from \(caFile)")
+            }
+            if let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile {
+                guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {
+                    throw .tlsFailed(endpoint: endpoint, reason: "cannot load client certificate \(certificate) or key \(key)")
+                }
+            }
+            amqp_ssl_socket_set_verify_peer(socket, 1)
+            amqp_ssl_socket_set_verify_hostname(socket, 1)
+            _ = amqp_ssl_socket_set_ssl_versions(socket, AMQP_TLSv1_2, AMQP_TLSvLATEST)
+        } else {
+            socket = amqp_tcp_socket_new(state)
+        }
+        guard let socket else {
+            throw .library(operation: "amqp_tcp_socket_new", status: AMQP_STATUS_NO_MEMORY.rawValue, message: "cannot create a socket")
+        }
+        var timeout = timeval(configuration.connectTimeout)
+        let status = amqp_socket_open_noblock(socket, configuration.host, Int32(configuration.port), &timeout)
+        guard status == AMQP_STATUS_OK.rawValue else {
+            // errno is not meaningful here: rabbitmq-c connects without blocking and reads
+            // the outcome with getsockopt, so errno still says "in progress".
+            var reason = Self.describe(status)
+            if status == AMQP_STATUS_SOCKET_ERROR.rawValue { reason += " (refused, unreachable or reset)" }
+            switch status {
+            case AMQP_STATUS_SSL_ERROR.rawValue, AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED.rawValue,
+                 AMQP_STATUS_SSL_PEER_VERIFY_FAILED.rawValue, AMQP_STATUS_SSL_CONNECTION_FAILED.rawValue:
+                throw .tlsFailed(endpoint: endpoint, reason: reason)
+            default:
+                throw .connectFailed(endpoint: endpoint, reason: reason)
+            }
+        }
+    }
+
+    private func login() throws(QueueError) {
+        var handshake = timeval(configuration.connectTimeout)
+        amqp_set_handshake_timeout(state, &handshake)
+        var rpc = timeval(configuration.rpcTimeout)
+        amqp_set_rpc_timeout(state, &rpc)
+
+        let arena = CArena()
+        // The capabilities tell RabbitMQ we handle consumer cancellation and blocked
+        // notifications, and want an authentication failure reported, not a dropped socket.
+        var properties = arena.table([
+            "connection_name": .string(configuration.connectionName),
+            "product": "pushd",
+            "capabilities": .table([
+                "authentication_failure_close": true,
+                "basic.nack": true,
+                "connection.blocked": true,
+                "consumer_cancel_notify": true,
+                "publisher_confirms": true,
+            ]),
+        ])
+        let heartbeat = Int32(clamping: configuration.heartbeat.components.seconds)
+        let reply = pushd_amqp_login_plain_with_properties(
+            state, configuration.virtualHost, 0, Int32(configuration.frameMax), heartbeat, &properties,
+            configuration.user, configuration.password)
+        do {
+            try check(reply, "login", channel: 0)
+        } catch {
+            switch error {
+            case .connectionClosedByBroker(let code, let text):
+                throw .loginRefused(user: configuration.user, virtualHost: configuration.virtualHost, reason: "\(code) \(text)")
+            default:
+                throw error
+            }
+        }
+    }
+}
+
+extension timeval {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}
+
+extension TLSOptions {
+    /// The system's CA bundle: `SSL_CERT_FILE` as OpenSSL honours it, else the first bundle
+    /// of the common distributions that exists. rabbitmq-c does not load OpenSSL's default
+    /// paths itself.
+    static func systemCABundle(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let file = environment["SSL_CERT_FILE"], !file.isEmpty { return file }
+        let candidates = [
+            "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Alpine
+            "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL
+            "/etc/ssl/ca-bundle.pem",  // openSUSE
+            "/etc/ssl/cert.pem",  // macOS, BSDs
+        ]
+        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+extension Platform: SQLEncodable, SQLDecodable {
+    public static var postgresType: PostgresType { .text }
+
+    public func encode(into buffer: inout [UInt8]) throws(SQLEncodingError) {
+        try rawValue.encode(into: &buffer)
+    }
+
+    public static func decode(_ bytes: UnsafeRawBufferPointer?, type: PostgresType) throws(SQLDecodingError) -> Platform {
+        let text = try String.decode(bytes, type: type)
+        guard let platform = Platform(rawValue: text) else { throw SQLDecodingError("unknown platform \"\(text)\"") }
+        return platform
+    }
+}
+
+extension PushEnvironment: SQLEncodable, SQLDecodable {
+    public static var postgresType: PostgresType { .text }
+
+    public func encode(into buffer: inout [UInt8]) throws(SQLEncodingError) {
+        try rawValue.encode(into: &buffer)
+    }
+
+    public static func decode(_ bytes: UnsafeRawBufferPointer?, type: PostgresType) throws(SQLDecodingError) -> PushEnvironment {
+        let text = try String.decode(bytes, type: type)
+        guard let environment = PushEnvironment(rawValue: text) else { throw SQLDecodingError("unknown environment \"\(text)\"") }
+        return environment
+    }
+}
+
+extension Device {
+    /// The columns `init(row:)` reads, in order.
+    static let columns: SQLQuery = """
+        id, recipient_id, platform, app_id, environment, push_token, public_key, key_id, \
+        key_registered_at, token_registered_at, app_version
+        """
+
+    init(row: SQLRow) throws(StoreError) {
+        let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion) =
+            try row.decode((Int64, String, Platform, String, PushEnvironment, String, String?, String?, Date?, Date, String?).self)
+        self.init(
+            id: id, recipientID: recipientID, platform: platform, appID: appID, environment: environment, token: token,
+            publicKey: publicKey, keyID: keyID, keyRegisteredAt: keyRegisteredAt, tokenRegisteredAt: tokenRegisteredAt,
+            appVersion: appVersion)
+    }
+}

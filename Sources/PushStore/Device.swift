@@ -1,0 +1,69 @@
+import Foundation
+
+/// Which push service delivers to a device.
+public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
+    /// APNs.
+    case ios
+    /// FCM.
+    case android
+}
+
+/// The APNs environment a token belongs to. Android devices are always `production`.
+public enum PushEnvironment: String, Sendable, Hashable, CaseIterable, Codable {
+    case sandbox
+    case production
+}
+
+/// One row of `devices`: a push token and what is needed to encrypt for it.
+public struct Device: Sendable, Hashable {
+    /// `devices.id`: what jobs address with `recipients.device_ids`.
+    public let id: Int64
+    public let recipientID: String
+    public let platform: Platform
+    /// The iOS bundle id (the `apns-topic`) or the Firebase project id.
+    public let appID: String
+    public let environment: PushEnvironment
+    /// The APNs device token (lower-case hex) or FCM registration token. Never log it whole
+    /// (`Redact.token`).
+    public let token: String
+    /// The RSA public key exactly as the device registered it; nil for a legacy app without
+    /// end-to-end encryption, which only receives the fallback text.
+    public let publicKey: String?
+    /// Names `publicKey` in envelopes (`kid`); nil iff `publicKey` is nil.
+    public let keyID: String?
+    public let keyRegisteredAt: Date?
+    /// The last (re-)registration of the token: APNs's 410 `timestamp` only invalidates a
+    /// token registered before it.
+    public let tokenRegisteredAt: Date
+    public let appVersion: String?
+
+    public init(
+        id: Int64, recipientID: String, platform: Platform, appID: String, environment: PushEnvironment,
+        token: String, publicKey: String?, keyID: String?, keyRegisteredAt: Date?, tokenRegisteredAt: Date,
+        appVersion: String?
+    ) {
+        self.id = id
+        self.recipientID = recipientID
+        self.platform = platform
+        self.appID = appID
+        self.environment = environment
+        self.token = token
+        self.publicKey = publicKey
+        self.keyID = keyID
+        self.keyRegisteredAt = keyRegisteredAt
+        self.tokenRegisteredAt = tokenRegisteredAt
+        self.appVersion = appVersion
+    }
+}
+
+/// The app a job is for, per platform, as the job names it (`app.ios_bundle_id`,
+/// `app.fcm_project_id`). Devices of a platform without an id here are not selected.
+public struct AppIdentifiers: Sendable, Hashable {
+    public var iosBundleID: String?
+    public var fcmProjectID: String?
+
+    public init(iosBundleID: String? = nil, fcmProjectID: String? = nil) {
+        self.iosBundleID = iosBundleID
+        self.fcmProjectID = fcmProjectID
+    }
+}

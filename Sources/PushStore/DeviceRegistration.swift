@@ -1,0 +1,66 @@
+import Foundation
+
+import PushCrypto
+
+/// A device registering (or re-registering) its token and key: the arguments of
+/// `pushd_register_device`.
+///
+/// The public key is checked when the registration is made, with the crypto module's own
+/// parser, so a key the worker could not encrypt for is refused here with the same
+/// `PublicKeyError` the worker would give, and never reaches the database. The key is stored
+/// exactly as sent (its `key_id` is a hash of that text).
+public struct DeviceRegistration: Sendable, Hashable {
+    public let recipientID: String
+    public let platform: Platform
+    public let appID: String
+    /// nil means `production` for Android; iOS devices must say which APNs environment.
+    public let environment: PushEnvironment?
+    public let token: String
+    public let publicKey: String?
+    public let appVersion: String?
+
+    public init(
+        recipientID: String, platform: Platform, appID: String, environment: PushEnvironment?, token: String,
+        publicKey: String?, appVersion: String? = nil
+    ) throws(PublicKeyError) {
+        if let publicKey { _ = try DevicePublicKey(parsing: publicKey) }
+        self.recipientID = recipientID
+        self.platform = platform
+        self.appID = appID
+        self.environment = environment
+        self.token = token
+        self.publicKey = publicKey
+        self.appVersion = appVersion
+    }
+}
+
+/// What `pushd_register_device` did.
+public struct RegistrationOutcome: Sendable, Hashable {
+    public let deviceID: Int64
+    /// nil for a device without a key.
+    public let keyID: String?
+    /// An existing device's key changed (including to or from no key).
+    public let keyRotated: Bool
+    /// The token was new: a device row was created.
+    public let created: Bool
+}
+
+/// A provider said a token is dead: the arguments of `pushd_prune_token`.
+public struct PruneRequest: Sendable, Hashable {
+    public let appID: String
+    public let platform: Platform
+    /// nil means `production` for Android.
+    public let environment: PushEnvironment?
+    public let token: String
+    /// APNs's 410 `timestamp`: only a token last registered before it is deleted. nil (FCM
+    /// `UNREGISTERED`, APNs `BadDeviceToken`) deletes unconditionally.
+    public let invalidSince: Date?
+
+    public init(appID: String, platform: Platform, environment: PushEnvironment?, token: String, invalidSince: Date?) {
+        self.appID = appID
+        self.platform = platform
+        self.environment = environment
+        self.token = token
+        self.invalidSince = invalidSince
+    }
+}

@@ -1,0 +1,123 @@
+import CPostgreSQL
+
+extension PostgresConnection {
+    /// Runs one statement (`PQexecParams`: parameters and results in binary format).
+    ///
+    /// Cancelling the calling task sends a cancel request to the server, so even a long
+    /// statement ends promptly with `StoreError.cancelled`. A broken connection gives
+    /// `StoreError.connectionLost` and stays broken.
+    public func query(_ query: SQLQuery) async throws(StoreError) -> QueryResult {
+        try await cancellable { () throws(StoreError) in try execute(query, probeFirst: false) }
+    }
+
+    /// `query`, but first checks (without blocking) that the server has not closed the
+    /// session while it sat idle; if it has, fails with `connectionLost` and
+    /// `mayHaveExecuted == false` so the pool can retry on another connection.
+    func queryAfterProbe(_ query: SQLQuery) async throws(StoreError) -> QueryResult {
+        try await cancellable { () throws(StoreError) in try execute(query, probeFirst: true) }
+    }
+
+    /// Runs `body` on this thread with task cancellation forwarded to the server as a cancel
+    /// request. The body is synchronous: nothing else can run on this connection meanwhile.
+    func cancellable<Result: Sendable>(_ body: () throws(StoreError) -> Result) async throws(StoreError) -> Result {
+        if Task.isCancelled { throw .cancelled }
+        let cancel = currentCancelHandle
+        let outcome = await withTaskCancellationHandler {
+            Swift.Result { () throws(StoreError) -> Result in try body() }
+        } onCancel: {
+            cancel?.cancelInBackground()
+        }
+        return try outcome.get()
+    }
+
+    func execute(_ query: SQLQuery, probeFirst: Bool) throws(StoreError) -> QueryResult {
+        if let failure = query.encodingFailure {
+            throw .invalidParameter(index: failure.index, reason: failure.error.reason)
+        }
+        guard let handle = liveHandle else {
+            throw .connectionLost(ConnectionLoss(message: "the connection is closed", sqlState: nil, mayHaveExecuted: false))
+        }
+        if probeFirst, !probe() {
+            throw .connectionLost(ConnectionLoss(
+                message: Self.errorMessage(handle), sqlState: nil, mayHaveExecuted: false))
+        }
+        let bindings = query.bindings
+        let types = bindings.map { $0.type.rawValue }
+        let lengths = bindings.map { Int32($0.bytes?.count ?? 0) }
+        let formats = [Int32](repeating: 1, count: bindings.count)
+        // All values in one buffer; the leading byte keeps it non-empty, so that an empty
+        // value still gets a non-NULL pointer (NULL would mean SQL NULL).
+        var storage: [UInt8] = [0]
+        var offsets: [Int?] = []
+        offsets.reserveCapacity(bindings.count)
+        for binding in bindings {
+            guard let bytes = binding.bytes else {
+                offsets.append(nil)
+                continue
+            }
+            offsets.append(storage.count)
+            storage.append(contentsOf: bytes)
+        }
+        let cancel = currentCancelHandle
+        cancel?.begin()
+        let result: OpaquePointer? = storage.withUnsafeBytes { buffer in
+            let values: [UnsafePointer<CChar>?] = offsets.map { offset -> UnsafePointer<CChar>? in
+                guard let offset, let base = buffer.baseAddress else { return nil }
+                return (base + offset).assumingMemoryBound(to: CChar.self)
+            }
+            return PQexecParams(handle, query.sql, Int32(bindings.count), types, values, lengths, formats, 1)
+        }
+        let cancelRequested = cancel?.end() ?? false
+        return try interpret(result, on: handle, cancelRequested: cancelRequested)
+    }
+
+    /// Runs a script of several statements with the simple query protocol (`PQexec`): only
+    /// for migration files, which are trusted SQL read from the migrations directory. Not
+    /// public: application code has only `SQLQuery`.
+    func executeScript(_ sql: String) throws(StoreError) {
+        guard let handle = liveHandle else {
+            throw .connectionLost(ConnectionLoss(message: "the connection is closed", sqlState: nil, mayHaveExecuted: false))
+        }
+        let cancel = currentCancelHandle
+        cancel?.begin()
+        let result = PQexec(handle, sql)
+        let cancelRequested = cancel?.end() ?? false
+        _ = try interpret(result, on: handle, cancelRequested: cancelRequested)
+    }
+
+    /// Turns libpq's result into a `QueryResult` or the right `StoreError`, and notices
+    /// when the session is gone.
+    private func interpret(_ result: OpaquePointer?, on handle: OpaquePointer, cancelRequested: Bool) throws(StoreError) -> QueryResult {
+        defer { recordTransactionStatus() }
+        guard let result else {
+            markBroken()
+            throw .connectionLost(ConnectionLoss(message: Self.errorMessage(handle), sqlState: nil, mayHaveExecuted: true))
+        }
+        let status = PQresultStatus(result)
+        switch status {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+            return QueryResult(taking: result)
+        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
+            let error = ServerError(result: result, fallback: Self.errorMessage(handle))
+            PQclear(result)
+            if PQstatus(handle) == CONNECTION_BAD || error.endsSession {
+                markBroken()
+                logger.warning("postgres connection lost", [
+                    "sqlstate": .string(error.sqlState ?? ""), "reason": .string(error.message),
+                ])
+                throw .connectionLost(ConnectionLoss(message: error.message, sqlState: error.sqlState, mayHaveExecuted: true))
+            }
+            if cancelRequested, error.sqlState == "57014" { throw .cancelled }
+            throw .server(error)
+        case PGRES_EMPTY_QUERY:
+            PQclear(result)
+            throw .unexpectedResult("the statement is empty")
+        default:
+            // COPY or pipeline states: the session is in a mode this client never uses.
+            let name = PQresStatus(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
+            PQclear(result)
+            markBroken()
+            throw .unexpectedResult("the server answered with \(name); the connection is discarded")
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import CPostgreSQL
+import Foundation
+import PushRuntime
+import Synchronization
+
+/// One libpq connection, owned by an actor that runs on its own thread.
+///
+/// libpq blocks in every call and a `PGconn` must not be used by two threads at once; an
+/// actor whose executor is a `DedicatedThreadExecutor` gives both guarantees: every method
+/// runs on that one thread, one at a time, and a slow query stalls only that thread, never
+/// Swift's cooperative pool. Most code uses `ConnectionPool`; a connection is handed out by
+/// `ConnectionPool.withConnection` or opened alone with `connect` (the migrator does, to hold
+/// its advisory lock on one session).
+public actor PostgresConnection {
+    private let executor: DedicatedThreadExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// The thread's name, for logs (`pg-3`).
+    public nonisolated let name: String
+    let logger: Logger
+    private var handle: OpaquePointer?
+    private var noticeContext: UnsafeMutableRawPointer?
+    private var cancelHandle: CancelHandle?
+    private var backendPID: Int32 = 0
+
+    private enum Lifecycle: Int {
+        case open, broken, closed
+    }
+
+    private let lifecycle = Atomic<Int>(Lifecycle.open.rawValue)
+    private let idleOutsideTransaction = Atomic<Bool>(true)
+
+    private init(name: String, logger: Logger) {
+        self.name = name
+        self.logger = logger.with(["connection": .string(name)])
+        executor = DedicatedThreadExecutor(name: name)
+    }
+
+    /// Opens a connection on a new dedicated thread. `PQconnectdbParams` blocks that thread,
+    /// bounded by the configuration's connect timeout.
+    public static func connect(
+        configuration: StoreConfiguration, name: String = "pg", logger: Logger
+    ) async throws(StoreError) -> PostgresConnection {
+        let connection = PostgresConnection(name: name, logger: logger)
+        do {
+            try await connection.open(configuration.connectionKeywords)
+        } catch {
+            connection.executor.shutdown()
+            throw error
+        }
+        return connection
+    }
+
+    private func open(_ keywords: [(String, String)]) throws(StoreError) {
+        let connection = withCStringArrays(keywords) { PQconnectdbParams($0, $1, 0) }
+        guard let connection else { throw .connectionFailed("libpq could not allocate a connection") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.errorMessage(connection)
+            PQfinish(connection)
+            throw .connectionFailed(message)
+        }
+        handle = connection
+        noticeContext = NoticeSink.install(NoticeSink(logger: logger), on: connection)
+        cancelHandle = CancelHandle(PQgetCancel(connection))
+        backendPID = PQbackendPID(connection)
+    }
+
+    /// False once the connection broke or was closed: it will never work again.
+    public nonisolated var isUsable: Bool { lifecycle.load(ordering: .acquiring) == Lifecycle.open.rawValue }
+
+    /// True unless the last statement left a transaction open (or failed inside one).
+    nonisolated var isIdleOutsideTransaction: Bool { idleOutsideTransaction.load(ordering: .acquiring) }
+
+    /// The server process serving this session (`pg_stat_activity.pid`).
+    public var serverProcessID: Int32 { backendPID }
+
+    /// Closes the session (`PQfinish`, on this connection's thread) and stops the thread.
+    /// Further calls fail with `connectionLost`.
+    public func close() {
+        if let handle {
+            cancelHandle?.invalidate()
+            PQfinish(handle)
+            self.handle = nil
+        }
+        if let noticeContext {
+            NoticeSink.release(noticeContext)
+            self.noticeContext = nil
+        }
+        lifecycle.store(Lifecycle.closed.rawValue, ordering: .releasing)
+        executor.shutdown()
+    }
+
+    /// A connection dropped without `close()` (the pool always closes) is finished on its
+    /// own thread too: an isolated `deinit` runs on the actor's executor.
+    isolated deinit {
+        if let handle {
+            cancelHandle?.invalidate()
+            PQfinish(handle)
+        }
+        if let noticeContext { NoticeSink.release(noticeContext) }
+        executor.shutdown()
+    }
+
+    func markBroken() {
+        _ = lifecycle.compareExchange(
+            expected: Lifecycle.open.rawValue, desired: Lifecycle.broken.rawValue, ordering: .acquiringAndReleasing)
+    }
+
+    /// Reads whatever the server sent while the connection sat idle, without blocking (libpq
+    /// sockets are non-blocking underneath). A server that shut down or a peer that reset
+    /// the connection is noticed here, before a statement is sent.
+    func probe() -> Bool {
+        guard let handle, isUsable else { return false }
+        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+            markBroken()
+            logger.info("postgres connection found dead while idle", ["reason": .string(Self.errorMessage(handle))])
+            return false
+        }
+        return true
+    }
+
+    var liveHandle: OpaquePointer? {
+        guard isUsable else { return nil }
+        return handle
+    }
+
+    var currentCancelHandle: CancelHandle? { cancelHandle }
+
+    func recordTransactionStatus() {
+        guard let handle else { return }
+        idleOutsideTransaction.store(PQtransactionStatus(handle) == PQTRANS_IDLE, ordering: .releasing)
+    }
+
+    static func errorMessage(_ connection: OpaquePointer) -> String {
+        guard let message = PQerrorMessage(connection) else { return "unknown libpq error" }
+        let text = String(cString: message).trimmingTrailingNewlines()
+        return text.isEmpty ? "unknown libpq error" : text
+    }
+}
+
+/// Calls `body` with NULL-terminated C arrays of the keys and the values, valid for the call.
+private func withCStringArrays<Result>(
+    _ pairs: [(String, String)],
+    _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Result
+) -> Result {
+    let keys: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.0) } + [nil]
+    let values: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.1) } + [nil]
+    defer {
+        keys.forEach { free($0) }
+        values.forEach { free($0) }
+    }
+    let constKeys = keys.map { $0.map { UnsafePointer($0) } }
+    let constValues = values.map { $0.map { UnsafePointer($0) } }
+    return constKeys.withUnsafeBufferPointer { keyBuffer in
+        constValues.withUnsafeBufferPointer { valueBuffer in
+            // Both arrays hold at least the terminating nil, so their storage exists.
+            body(keyBuffer.baseAddress.unsafelyUnwrapped, valueBuffer.baseAddress.unsafelyUnwrapped)
+        }
+    }
+}

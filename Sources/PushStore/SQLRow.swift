@@ -1,0 +1,53 @@
+import CPostgreSQL
+
+/// One row of a `QueryResult`.
+public struct SQLRow: Sendable {
+    let result: QueryResult
+    public let index: Int
+
+    /// The value of column `column` (0-based) as `Value`.
+    public func decode<Value: SQLDecodable>(_ type: Value.Type, column: Int) throws(StoreError) -> Value {
+        guard result.columns.indices.contains(column) else {
+            throw .unexpectedResult("column \(column) does not exist; the result has \(result.columns.count) columns")
+        }
+        let pointer = result.storage.pointer
+        let row = Int32(index), field = Int32(column)
+        let columnType = result.columns[column].type
+        do {
+            if PQgetisnull(pointer, row, field) == 1 {
+                return try Value.decode(nil, type: columnType)
+            }
+            let length = Int(PQgetlength(pointer, row, field))
+            let bytes = UnsafeRawBufferPointer(start: PQgetvalue(pointer, row, field), count: length)
+            return try Value.decode(bytes, type: columnType)
+        } catch {
+            throw .decoding(DecodingFailure(
+                column: column, columnName: result.columns[column].name, postgresType: columnType,
+                swiftType: String(describing: Value.self), reason: error.reason))
+        }
+    }
+
+    /// The value of the column named `name` as `Value`.
+    public func decode<Value: SQLDecodable>(_ type: Value.Type, column name: String) throws(StoreError) -> Value {
+        guard let column = result.columns.firstIndex(where: { $0.name == name }) else {
+            throw .unexpectedResult("no column named \"\(name)\" (columns: \(result.columns.map(\.name).joined(separator: ", ")))")
+        }
+        return try decode(type, column: column)
+    }
+
+    /// All columns at once, in order: `let (id, name) = try row.decode((Int64, String).self)`.
+    /// The row must have exactly as many columns as types are given.
+    public func decode<each Value: SQLDecodable>(_ types: (repeat each Value).Type) throws(StoreError) -> (repeat each Value) {
+        var expected = 0
+        for _ in repeat (each Value).self { expected += 1 }
+        guard expected == result.columns.count else {
+            throw .unexpectedResult("decoding \(expected) columns from a row of \(result.columns.count)")
+        }
+        var column = 0
+        func next<Next: SQLDecodable>(_ type: Next.Type) throws(StoreError) -> Next {
+            defer { column += 1 }
+            return try decode(type, column: column)
+        }
+        return (repeat try next((each Value).self))
+    }
+}

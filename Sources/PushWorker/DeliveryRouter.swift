@@ -1,0 +1,38 @@
+import PushDelivery
+import PushStore
+
+/// The APNs and FCM clients of every configured app, side by side: one `APNsClient` per
+/// team key (APNs binds a connection to a team), shared by that team's bundle ids, and one
+/// `FCMClient` per Firebase project.
+public final class DeliveryRouter: Sendable {
+    private let apnsByBundle: [String: APNsClient]
+    private let fcmByProject: [String: FCMClient]
+    private let apnsClients: [APNsClient]
+    private let fcmClients: [FCMClient]
+
+    /// - Parameters:
+    ///   - apns: each client with the bundle ids it may push to.
+    ///   - fcm: the clients; each serves its own project id.
+    public init(apns: [(client: APNsClient, bundleIDs: [String])], fcm: [FCMClient]) {
+        var byBundle: [String: APNsClient] = [:]
+        for entry in apns {
+            for bundle in entry.bundleIDs { byBundle[bundle] = entry.client }
+        }
+        apnsByBundle = byBundle
+        apnsClients = apns.map(\.client)
+        fcmClients = fcm
+        fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    public var bundleIDs: [String] { Array(apnsByBundle.keys).sorted() }
+    public var projectIDs: [String] { Array(fcmByProject.keys).sorted() }
+
+    func apns(for bundleID: String) -> APNsClient? { apnsByBundle[bundleID] }
+    func fcm(for projectID: String) -> FCMClient? { fcmByProject[projectID] }
+
+    /// Closes every connection, once in-flight requests are done.
+    public func shutdown() async {
+        for client in apnsClients { await client.shutdown() }
+        for client in fcmClients { await client.shutdown() }
+    }
+}

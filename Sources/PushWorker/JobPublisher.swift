@@ -1,0 +1,62 @@
+import Foundation
+import PushModel
+import PushQueue
+
+/// Publishes notification jobs, for Swift producers (and `pushd enqueue`): each job is
+/// validated against the job schema first, then published persistent to the jobs exchange
+/// with publisher confirms, so `publish` returns only once the broker has taken
+/// responsibility for it.
+public struct JobPublisher: Sendable {
+    public let connection: AMQPConnection
+    public let topology: Topology
+
+    public init(connection: AMQPConnection, topology: Topology = Topology()) {
+        self.connection = connection
+        self.topology = topology
+    }
+
+    public enum PublishError: Error, CustomStringConvertible {
+        case invalidJob(JobValidationError)
+        case broker(QueueError)
+
+        public var description: String {
+            switch self {
+            case .invalidJob(let error): "invalid job: \(error)"
+            case .broker(let error): "broker: \(error)"
+            }
+        }
+    }
+
+    /// Validates and publishes one job (JSON bytes); the job id becomes the message id.
+    public func publish(json: [UInt8]) async throws(PublishError) {
+        let request = try Self.request(json: json, topology: topology)
+        do { try await connection.publish(request) } catch { throw .broker(error) }
+    }
+
+    /// Validates all, then publishes them pipelined; one result per job, in order.
+    public func publish(jobs: [[UInt8]]) async -> [Result<Void, PublishError>] {
+        var results = [Result<Void, PublishError>?](repeating: nil, count: jobs.count)
+        var requests: [(index: Int, request: PublishRequest)] = []
+        for (index, json) in jobs.enumerated() {
+            do throws(PublishError) {
+                requests.append((index, try Self.request(json: json, topology: topology)))
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        let confirmations = await connection.publish(requests.map(\.request))
+        for (entry, confirmation) in zip(requests, confirmations) {
+            results[entry.index] = confirmation.mapError { PublishError.broker($0) }
+        }
+        return results.map { $0 ?? .failure(.broker(.closed)) }
+    }
+
+    static func request(json: [UInt8], topology: Topology) throws(PublishError) -> PublishRequest {
+        let job: NotificationJob
+        do { job = try NotificationJob(json: Data(json)) } catch { throw .invalidJob(error) }
+        var message = OutgoingMessage(body: json, contentType: "application/json", messageID: job.jobID)
+        // The first-attempt time for jobs without retry state (TTL and maximum age count from it).
+        message.timestamp = UInt64(Date().timeIntervalSince1970)
+        return PublishRequest(exchange: topology.jobsExchange, routingKey: "job", message: message)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import PushCrypto
+import PushDelivery
+import PushMetrics
+import PushQueue
+import PushRuntime
+import PushStore
+
+/// Builds a worker or cleanup process from its configuration: the parts, and the services
+/// in the order they start (they stop in reverse: consumer first, connections last).
+public struct WorkerAssembly: Sendable {
+    public let services: [any Service]
+    public let metrics: WorkerMetrics
+    /// Closes the HTTP/2 connections after the services have stopped.
+    public let router: DeliveryRouter?
+    public let shutdownTimeout: Duration
+
+    public struct AssemblyError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `pushd worker`.
+    public static func worker(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> WorkerAssembly {
+        let metrics = WorkerMetrics()
+        let topology = Topology(prefix: configuration.topologyPrefix)
+        let pool = try makePool(configuration, logger: logger)
+        let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
+        let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
+        let router = try makeRouter(configuration, logger: logger)
+        let processor = JobProcessor(
+            directory: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(), topology: topology,
+            retryPolicy: RetryPolicy(
+                maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds),
+                tiers: topology.retryTiers),
+            limits: .init(encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries),
+            metrics: metrics, logger: logger.with(["component": "jobs"]))
+        let worker = WorkerService(
+            consumerConnection: consumer, publisherConnection: publisher, processor: processor, queue: topology.jobsQueue,
+            prefetch: UInt16(configuration.prefetch), metrics: metrics, logger: logger.with(["component": "worker"]))
+        var services: [any Service] = []
+        if let port = configuration.metricsPort {
+            services.append(MetricsServer(
+                registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
+                isReady: { consumer.status.isHealthy && publisher.status.isHealthy }))
+        }
+        services += [pool, publisher, consumer, worker]
+        return WorkerAssembly(
+            services: services, metrics: metrics, router: router, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+    }
+
+    /// `pushd cleanup`.
+    public static func cleanup(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> WorkerAssembly {
+        let metrics = WorkerMetrics()
+        let topology = Topology(prefix: configuration.topologyPrefix)
+        let pool = try makePool(configuration, logger: logger)
+        let connection = try makeConnection(configuration, topology: topology, name: "cleanup", logger: logger)
+        let cleanup = CleanupService(
+            connection: connection, registry: DeviceRegistry(pool: pool), queue: topology.cleanupQueue,
+            batchSize: configuration.cleanupBatchSize, metrics: metrics, logger: logger.with(["component": "cleanup"]))
+        var services: [any Service] = []
+        if let port = configuration.metricsPort {
+            services.append(MetricsServer(
+                registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
+                isReady: { connection.status.isHealthy }))
+        }
+        services += [pool, connection, cleanup]
+        return WorkerAssembly(services: services, metrics: metrics, router: nil, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+    }
+
+    private static func makePool(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> ConnectionPool {
+        do {
+            var store = try StoreConfiguration(url: configuration.databaseURL)
+            store.poolSize = configuration.databasePoolSize
+            return ConnectionPool(configuration: store, logger: logger.with(["component": "store"]))
+        } catch {
+            throw AssemblyError(description: "database: \(error)")
+        }
+    }
+
+    private static func makeConnection(
+        _ configuration: WorkerConfiguration, topology: Topology, name: String, logger: Logger
+    ) throws(AssemblyError) -> AMQPConnection {
+        do {
+            var amqp = try AMQPConfiguration(url: configuration.amqpURL)
+            amqp.connectionName = "pushd-\(name)-\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+            return try AMQPConnection(
+                configuration: amqp, topology: topology, topologyMode: configuration.declareTopology ? .declare : .verify,
+                logger: logger.with(["component": .string(name)]))
+        } catch {
+            throw AssemblyError(description: "AMQP: \(error)")
+        }
+    }
+
+    private static func makeRouter(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> DeliveryRouter {
+        let http = HTTP2Client.Configuration(
+            maximumInFlight: configuration.maxInFlightDeliveries, caFile: configuration.caFile)
+        do {
+            let apns = try configuration.apns.map { credentials throws(DeliveryConfigurationError) in
+                (client: try APNsClient(
+                    configuration: .init(
+                        teamID: credentials.teamID, keyID: credentials.keyID, privateKeyPEM: credentials.privateKeyPEM,
+                        baseURLOverride: credentials.baseURL, http: http),
+                    logger: logger.with(["component": "apns"])),
+                 bundleIDs: credentials.bundleIDs)
+            }
+            let fcm = try configuration.fcm.map { credentials throws(DeliveryConfigurationError) in
+                try FCMClient(
+                    configuration: .init(account: credentials.account, baseURLOverride: credentials.baseURL, http: http),
+                    logger: logger.with(["component": "fcm"]))
+            }
+            return DeliveryRouter(apns: apns, fcm: fcm)
+        } catch {
+            throw AssemblyError(description: "delivery: \(error)")
+        }
+    }
+
+    /// Runs the services until SIGTERM/SIGINT, then stops them gracefully.
+    public func run(logger: Logger) async throws {
+        let group = ServiceGroup(services: services, gracefulShutdownTimeout: shutdownTimeout, logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            await router?.shutdown()
+            throw error
+        }
+        await router?.shutdown()
+    }
+}

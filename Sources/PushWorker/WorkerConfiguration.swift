@@ -1,0 +1,100 @@
+import Foundation
+import PushDelivery
+
+/// Everything `pushd worker` and `pushd cleanup` need, from an optional JSON file
+/// (`--config` / `PUSHD_CONFIG`) overlaid by environment variables. Secrets (the `.p8` key,
+/// service accounts, passwords in URLs) come from files or the environment and are never
+/// logged. `Deploy/config/pushd.example.json` documents every setting.
+public struct WorkerConfiguration: Sendable {
+    public struct APNsCredentials: Sendable {
+        public var teamID: String
+        public var keyID: String
+        /// PEM of the `.p8` key, loaded from `key_file` or the variable named by `key_env`.
+        public var privateKeyPEM: String
+        public var bundleIDs: [String]
+        public var baseURL: String?
+    }
+
+    public struct FCMCredentials: Sendable {
+        public var account: FCMServiceAccount
+        public var baseURL: String?
+    }
+
+    public var amqpURL: String
+    public var databaseURL: String
+    public var topologyPrefix = "pushd"
+    /// Declare the queues and exchanges at start (needs configure rights); otherwise only
+    /// check that they exist (for the least-privilege production user).
+    public var declareTopology = true
+    public var prefetch = 32
+    public var maxInFlightDeliveries = 1000
+    public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
+    public var databasePoolSize = 4
+    public var metricsHost = "0.0.0.0"
+    /// nil disables the metrics endpoint.
+    public var metricsPort: Int? = 9464
+    public var maxAttempts = 8
+    public var maxAgeSeconds = 86_400
+    public var shutdownTimeoutSeconds = 30
+    public var cleanupBatchSize = 200
+    /// A CA bundle that APNs/FCM servers are verified against instead of the system's (the
+    /// local emulator). Verification is never turned off.
+    public var caFile: String?
+    public var apns: [APNsCredentials] = []
+    public var fcm: [FCMCredentials] = []
+
+    /// Every problem found, one line each, so an operator fixes them in one go.
+    public struct Problems: Error, CustomStringConvertible {
+        public let problems: [String]
+        public var description: String {
+            "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+        }
+    }
+
+    /// Reads the file (if any) then the environment; `needsDelivery` is false for the
+    /// cleanup consumer, which needs no APNs/FCM credentials.
+    public static func load(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, needsDelivery: Bool = true
+    ) throws(Problems) -> WorkerConfiguration {
+        var reader = ConfigurationReader(environment: environment)
+        let path = file ?? environment["PUSHD_CONFIG"]
+        if let path { reader.loadFile(path) }
+        var configuration = WorkerConfiguration(
+            amqpURL: reader.string("amqp_url", env: "PUSHD_AMQP_URL", required: true) ?? "",
+            databaseURL: reader.string("database_url", env: "PUSHD_DATABASE_URL", required: true) ?? "")
+        configuration.topologyPrefix = reader.string("topology_prefix", env: "PUSHD_TOPOLOGY_PREFIX") ?? "pushd"
+        configuration.declareTopology = reader.bool("declare_topology", env: "PUSHD_DECLARE_TOPOLOGY") ?? true
+        configuration.prefetch = reader.int("prefetch", env: "PUSHD_PREFETCH", range: 1...1000) ?? 32
+        configuration.maxInFlightDeliveries = reader.int("max_in_flight_deliveries", env: "PUSHD_MAX_IN_FLIGHT", range: 1...100_000) ?? 1000
+        configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
+            ?? ProcessInfo.processInfo.activeProcessorCount
+        configuration.databasePoolSize = reader.int("database_pool_size", env: "PUSHD_DATABASE_POOL_SIZE", range: 1...200) ?? 4
+        configuration.metricsHost = reader.string("metrics_host", env: "PUSHD_METRICS_HOST") ?? "0.0.0.0"
+        let metricsPort = reader.int("metrics_port", env: "PUSHD_METRICS_PORT", range: 0...65535) ?? 9464
+        configuration.metricsPort = metricsPort == 0 ? nil : metricsPort
+        configuration.maxAttempts = reader.int("max_attempts", env: "PUSHD_MAX_ATTEMPTS", range: 1...100) ?? 8
+        configuration.maxAgeSeconds = reader.int("max_age_seconds", env: "PUSHD_MAX_AGE_SECONDS", range: 1...2_419_200) ?? 86_400
+        configuration.shutdownTimeoutSeconds = reader.int("shutdown_timeout_seconds", env: "PUSHD_SHUTDOWN_TIMEOUT_SECONDS", range: 1...3600) ?? 30
+        configuration.cleanupBatchSize = reader.int("cleanup_batch_size", env: "PUSHD_CLEANUP_BATCH_SIZE", range: 1...5000) ?? 200
+        configuration.caFile = reader.string("ca_file", env: "PUSHD_CA_FILE")
+        if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            reader.problem("ca_file \(caFile) is not readable")
+        }
+        configuration.apns = reader.apnsCredentials()
+        configuration.fcm = reader.fcmCredentials()
+        if needsDelivery && configuration.apns.isEmpty && configuration.fcm.isEmpty {
+            reader.problem("no APNs or FCM credentials: add \"apns\"/\"fcm\" entries to the config file or set PUSHD_APNS_* / PUSHD_FCM_SERVICE_ACCOUNT_FILES")
+        }
+        let bundles = configuration.apns.flatMap(\.bundleIDs)
+        for bundle in Set(bundles) where bundles.filter({ $0 == bundle }).count > 1 {
+            reader.problem("bundle id \(bundle) is configured for more than one APNs key")
+        }
+        guard reader.problems.isEmpty else { throw Problems(problems: reader.problems) }
+        return configuration
+    }
+
+    init(amqpURL: String, databaseURL: String) {
+        self.amqpURL = amqpURL
+        self.databaseURL = databaseURL
+    }
+}

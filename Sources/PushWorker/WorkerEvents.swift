@@ -1,0 +1,45 @@
+import Foundation
+import PushModel
+import PushRuntime
+import PushStore
+
+/// Events the worker publishes on the events exchange (`Schemas/events/`).
+enum WorkerEvent {
+    /// `token.invalid`: APNs or FCM declared a token dead; the cleanup consumer prunes it.
+    /// The event carries the whole token (it stays inside the cluster); logs never do.
+    static func tokenInvalid(device: Device, reason: String, invalidSince: Date?, jobID: String) -> (routingKey: String, body: [UInt8]) {
+        var fields: [String: JSONValue] = [
+            "version": .number(1),
+            "event": .string("token.invalid"),
+            "event_id": .string(UUID().uuidString.lowercased()),
+            "occurred_at": .string(RFC3339.string(from: Date())),
+            "platform": .string(device.platform.rawValue),
+            "app_id": .string(device.appID),
+            "environment": .string(device.environment.rawValue),
+            "device_id": .number(Double(device.id)),
+            "token": .string(device.token),
+            "reason": .string(reason),
+            "job_id": .string(jobID),
+        ]
+        if let invalidSince { fields["invalid_since"] = .string(RFC3339.string(from: invalidSince)) }
+        return ("token.invalid", Array(JSONValue.object(fields).jsonText.utf8))
+    }
+
+    /// `key.invalid`: a device's registered public key cannot be used (not RSA, too small,
+    /// unparseable). The device is skipped; the event lets its owner ask it to re-register.
+    static func keyInvalid(device: Device, reason: String, jobID: String) -> (routingKey: String, body: [UInt8]) {
+        let fields: [String: JSONValue] = [
+            "version": .number(1),
+            "event": .string("key.invalid"),
+            "event_id": .string(UUID().uuidString.lowercased()),
+            "occurred_at": .string(RFC3339.string(from: Date())),
+            "platform": .string(device.platform.rawValue),
+            "app_id": .string(device.appID),
+            "device_id": .number(Double(device.id)),
+            "key_id": device.keyID.map(JSONValue.string) ?? .null,
+            "reason": .string(reason),
+            "job_id": .string(jobID),
+        ]
+        return ("key.invalid", Array(JSONValue.object(fields).jsonText.utf8))
+    }
+}

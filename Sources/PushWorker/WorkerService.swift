@@ -1,0 +1,94 @@
+import Foundation
+import PushQueue
+import PushRuntime
+
+/// `pushd worker`'s consuming loop: jobs in, follow-ups confirmed, then acked.
+///
+/// At least once, nothing lost: a job is acked only after every event, retry and dead
+/// letter it caused has been confirmed by the broker; if any publish fails the job is put
+/// back and processed again (the collapse id makes the second push replace the first on
+/// the phone). A worker killed at any point leaves its unacked jobs to the broker, which
+/// hands them to another worker.
+public final class WorkerService: Service {
+    public let name = "worker"
+    private let consumerConnection: AMQPConnection
+    private let publisherConnection: AMQPConnection
+    private let processor: JobProcessor
+    private let queue: String
+    private let prefetch: UInt16
+    private let metrics: WorkerMetrics
+    private let logger: Logger
+
+    init(
+        consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, processor: JobProcessor, queue: String,
+        prefetch: UInt16, metrics: WorkerMetrics, logger: Logger
+    ) {
+        self.consumerConnection = consumerConnection
+        self.publisherConnection = publisherConnection
+        self.processor = processor
+        self.queue = queue
+        self.prefetch = prefetch
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Consumes until `shutdown`, then stops taking jobs, finishes those in flight (their
+    /// follow-ups confirmed and acks sent) and returns.
+    public func run(shutdown: ShutdownSignal) async throws {
+        let consumer = try await consumerConnection.consume(queue: queue, prefetch: prefetch)
+        logger.info("worker consuming", ["queue": .string(queue), "prefetch": .int(Int(prefetch))])
+        let stopper = Task {
+            await shutdown.wait()
+            logger.info("worker draining: no new jobs, finishing those in flight")
+            await consumer.cancel()
+        }
+        defer { stopper.cancel() }
+        var failure: (any Error)?
+        await withTaskGroup(of: Void.self) { group in
+            do {
+                for try await message in consumer {
+                    group.addTask { await self.handle(message) }
+                }
+            } catch {
+                failure = error
+            }
+            await group.waitForAll()
+        }
+        if let failure, !shutdown.isTriggered { throw failure }
+        logger.info("worker drained")
+    }
+
+    private func handle(_ message: QueueMessage) async {
+        metrics.jobsConsumed.increment()
+        metrics.jobsInFlight.add(1)
+        defer { metrics.jobsInFlight.add(-1) }
+        let result = await processor.process(message)
+        switch result.settlement {
+        case .requeue(let reason):
+            // A dependency (the database) is down: back off briefly so the job does not
+            // spin between the queue and this worker, then hand it back.
+            try? await Task.sleep(for: .seconds(1))
+            _ = await message.nack(requeue: true)
+            metrics.jobsCompleted.increment("requeued")
+            logger.warning("job requeued", ["reason": .string(reason)])
+        case .ack:
+            if !result.publishes.isEmpty {
+                let confirmations = await publisherConnection.publish(result.publishes)
+                let failures = confirmations.compactMap { result -> QueueError? in
+                    if case .failure(let error) = result { return error }
+                    return nil
+                }
+                if let first = failures.first {
+                    logger.warning("follow-ups not confirmed; the job goes back to the queue",
+                                   ["failed": .int(failures.count), "error": .string(first.description)])
+                    _ = await message.nack(requeue: true)
+                    metrics.jobsCompleted.increment("requeued")
+                    return
+                }
+            }
+            _ = await message.ack()
+            let deadLettered = result.publishes.contains { $0.exchange.hasSuffix(".dead") } && result.publishes.count == 1
+            metrics.jobsCompleted.increment(deadLettered ? "dead_lettered" : "acked")
+        }
+    }
+}

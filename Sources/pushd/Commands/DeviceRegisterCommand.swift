@@ -1,0 +1,72 @@
+import PushCrypto
+import PushRuntime
+import PushStore
+
+/// `pushd device register`: what an app backend does when a phone reports its token and
+/// key, for scripts and demos. Backends in other languages call `pushd_register_device`.
+enum DeviceCommand: Subcommand {
+    static let name = "device"
+    static let summary = "register a device's push token and public key: device register"
+    static let help = """
+        usage: pushd device register --recipient ID --platform ios|android --app APP
+                                     [--environment sandbox|production] --token TOKEN
+                                     [--public-key-file FILE] [--app-version V] [--database-url URL]
+
+        Registers (or re-registers) a push token with pushd_register_device and prints
+          device_id=<id> key_id=<key id or -> key_rotated=<true|false> created=<true|false>
+
+          --recipient        the user the device belongs to (your own id for them)
+          --app              iOS bundle id, or Firebase project id for android
+          --environment      APNs environment (default production; android is always production)
+          --token            APNs device token (hex) or FCM registration token
+          --public-key-file  the device's RSA public key as it exported it: base64 PKCS#1 (iOS),
+                             base64 SubjectPublicKeyInfo (Android) or PEM. Refused if not an
+                             RSA key of at least 2048 bits. Without it the device only gets
+                             the fallback text.
+          --database-url     default: $PUSHD_DATABASE_URL
+        """
+
+    static func run(_ arguments: [String]) async throws(CLIError) {
+        guard arguments.first == "register" else {
+            throw .usage("device needs an action: register")
+        }
+        let parsed = try ParsedArguments(
+            Array(arguments.dropFirst()),
+            options: ["recipient", "platform", "app", "environment", "token", "public-key-file", "app-version", "database-url"])
+        guard let platform = Platform(rawValue: try parsed.required("platform")) else {
+            throw .usage("--platform must be ios or android")
+        }
+        let environmentText = parsed["environment"] ?? "production"
+        guard let environment = PushEnvironment(rawValue: environmentText) else {
+            throw .usage("--environment must be sandbox or production")
+        }
+        let publicKey = try parsed["public-key-file"].map { path throws(CLIError) in try readTextFile(path, what: "public key") }
+        let registration: DeviceRegistration
+        do {
+            registration = try DeviceRegistration(
+                recipientID: try parsed.required("recipient"), platform: platform, appID: try parsed.required("app"),
+                environment: environment, token: try parsed.required("token"), publicKey: publicKey,
+                appVersion: parsed["app-version"])
+        } catch let error as PublicKeyError {
+            throw .failure(error.description)
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .failure("\(error)")
+        }
+
+        var configuration = try parsed.storeConfiguration()
+        configuration.poolSize = 1
+        let pool = ConnectionPool(configuration: configuration, logger: Logger(label: "pushd.device"))
+        let outcome: RegistrationOutcome
+        do {
+            outcome = try await DeviceRegistry(pool: pool).register(registration)
+        } catch {
+            await pool.shutdown()
+            throw .failure(error.description)
+        }
+        await pool.shutdown()
+        StandardStreams.write(line:
+            "device_id=\(outcome.deviceID) key_id=\(outcome.keyID ?? "-") key_rotated=\(outcome.keyRotated) created=\(outcome.created)")
+    }
+}
