@@ -188,7 +188,8 @@ class Http2Connection(asyncio.Protocol):
         try:
             events = conn.receive_data(data)
         except ProtocolError as error:  # h2 has queued GOAWAY with the right error code
-            log("protocol_error", level="warning", error=str(error))
+            if not self._closing:  # after our GOAWAY, h2 refuses new frames: not worth a warning
+                log("protocol_error", level="warning", error=str(error))
             self._flush()
             self._close()
             return
