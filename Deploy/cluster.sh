@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The main job: a whole pushd cluster on loopback, from nothing, in one command.
+#
+#   bash Deploy/cluster.sh          start (or restart) everything and run the demo batch
+#   bash Deploy/cluster.sh stop     stop everything this script started
+#
+# It installs what is missing (Debian packages), starts PostgreSQL, RabbitMQ and the APNs/FCM
+# emulator on 127.0.0.1, builds pushd in release mode, migrates, registers demo devices
+# (generated keys; some legacy without a key, some with dead tokens), starts two workers and
+# the cleanup consumer, publishes a demo batch, shows live progress, then a report. The
+# processes keep running until `stop`, so you can enqueue more (`pushd enqueue`).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PUSHD_REPO"
+
+RUN="$PUSHD_STATE_DIR/cluster"
+EMULATOR_PORT=${PUSHD_EMULATOR_PORT:-18443}
+EMULATOR_ADMIN_PORT=${PUSHD_EMULATOR_ADMIN_PORT:-18444}
+RECIPIENTS=${PUSHD_DEMO_RECIPIENTS:-1000}
+JOBS=${PUSHD_DEMO_JOBS:-200}
+RECIPIENTS_PER_JOB=${PUSHD_DEMO_RECIPIENTS_PER_JOB:-20}
+BUNDLE=com.example.pushd.demo
+PROJECT=demo-project
+PUSHD="$PUSHD_REPO/.build/release/pushd"
+
+stop_processes() {
+    for name in worker-1 worker-2 cleanup emulator; do
+        local pidfile="$RUN/$name.pid"
+        [ -f "$pidfile" ] || continue
+        local pid; pid=$(cat "$pidfile")
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null || true
+            log "stopped $name (pid $pid)"
+        fi
+        rm -f "$pidfile"
+    done
+}
+
+if [ "${1:-}" = "stop" ]; then
+    stop_processes
+    bash Deploy/local/services.sh stop
+    exit 0
+fi
+
+ensure_build_dependencies
+log "building pushd (release)"
+swift build -c release --product pushd 2>&1 | tail -n 1
+bash Deploy/local/services.sh start
+eval "$(bash Deploy/local/services.sh env)"
+stop_processes  # a previous run's workers, if any: this run starts fresh ones
+mkdir -p "$RUN/keys"
+
+# The emulator, with test credentials made once.
+if [ ! -f "$RUN/credentials/emulator-config.json" ]; then
+    source Deploy/emulator/venv.sh
+    ensure_venv Deploy/emulator/requirements.txt
+    "$EMULATOR_VENV/bin/python" Deploy/emulator/make_credentials.py --out "$RUN/credentials" \
+        --bundle "$BUNDLE" --project "$PROJECT" --port "$EMULATOR_PORT" >/dev/null
+fi
+bash Deploy/emulator/run.sh --port "$EMULATOR_PORT" --admin-port "$EMULATOR_ADMIN_PORT" \
+    --state-dir "$RUN/emulator" --config "$RUN/credentials/emulator-config.json" \
+    >"$RUN/emulator.out" 2>"$RUN/emulator.log" </dev/null &
+echo $! > "$RUN/emulator.pid"
+for _ in $(seq 1 150); do [ -s "$RUN/emulator.out" ] && break; sleep 0.1; done
+[ -s "$RUN/emulator.out" ] || { log "the emulator did not start: $RUN/emulator.log"; exit 1; }
+log "emulator: $(head -c 200 "$RUN/emulator.out")"
+
+"$PUSHD" migrate
+
+# Demo devices: ten device keys shared round-robin; every 50th device legacy (no key),
+# every 40th with a dead token (APNs Unregistered / FCM UNREGISTERED).
+log "registering $((RECIPIENTS * 2)) demo devices"
+for k in $(seq 0 9); do
+    [ -f "$RUN/keys/device-$k.pem" ] || "$PUSHD" keygen --out "$RUN/keys/device-$k.pem" --format android > "$RUN/keys/device-$k.pub"
+done
+python3 - "$RUN" "$RECIPIENTS" "$BUNDLE" "$PROJECT" > "$RUN/devices.sql" <<'PY'
+import sys
+run, recipients, bundle, project = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+keys = [open(f"{run}/keys/device-{k}.pub").read().strip() for k in range(10)]
+with open(f"{run}/devices.tsv", "w") as index:
+    print("\\set ON_ERROR_STOP on")
+    print("BEGIN;")
+    # A fresh demo population each run: earlier runs' demo devices would skew the counts.
+    print("DELETE FROM devices WHERE recipient_id LIKE 'demo-user-%';")
+    for r in range(recipients):
+        for platform in ("ios", "android"):
+            n = r * 2 + (platform == "android")
+            dead, legacy = r % 20 == 7, r % 25 == 3
+            if platform == "ios":
+                token = ("410a" if dead else "c0de") + f"{n:060x}"
+                app, env = bundle, "sandbox"
+            else:
+                token = ("unregistered-" if dead else "demo-fcm-") + f"{n:08d}"
+                app, env = project, "production"
+            key = "NULL" if legacy else "'" + keys[n % 10] + "'"
+            print(f"SELECT device_id FROM pushd_register_device('demo-user-{r}', '{platform}', '{app}', '{env}', '{token}', {key}, '1.0.0');")
+            index.write(f"{token}\t{'' if legacy else n % 10}\t{'dead' if dead else 'legacy' if legacy else 'normal'}\n")
+    print("COMMIT;")
+PY
+psql -q "$PUSHD_DATABASE_URL" -f "$RUN/devices.sql" >/dev/null
+
+# Two workers and the cleanup consumer, pointed at the emulator.
+cat > "$RUN/pushd.json" <<JSON
+{
+  "ca_file": "$RUN/emulator/ca.pem",
+  "apns": [{"team_id": "TEAMID1234", "key_id": "KEYID12345", "key_file": "$RUN/credentials/AuthKey_KEYID12345.p8",
+            "bundle_ids": ["$BUNDLE"], "base_url": "https://127.0.0.1:$EMULATOR_PORT"}],
+  "fcm": [{"service_account_file": "$RUN/credentials/service-account-$PROJECT.json", "base_url": "https://127.0.0.1:$EMULATOR_PORT"}]
+}
+JSON
+curl -s -X POST "http://127.0.0.1:$EMULATOR_ADMIN_PORT/reset" >/dev/null
+# Detached from this script's output, so they keep running after it returns.
+start_process() {
+    local name=$1 port=$2; shift 2
+    PUSHD_METRICS_PORT=$port "$PUSHD" "$@" --config "$RUN/pushd.json" >"$RUN/$name.log" 2>&1 </dev/null &
+    echo $! > "$RUN/$name.pid"
+}
+start_process worker-1 19464 worker
+start_process worker-2 19465 worker
+start_process cleanup 19466 cleanup
+for port in 19464 19465 19466; do
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break; sleep 0.1; done
+done
+
+# The demo batch.
+python3 - "$JOBS" "$RECIPIENTS" "$RECIPIENTS_PER_JOB" "$BUNDLE" "$PROJECT" > "$RUN/jobs.ndjson" <<'PY'
+import json, sys, time, uuid
+jobs, recipients, per_job, bundle, project = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+run = uuid.uuid4().hex[:8]
+for j in range(jobs):
+    ids = [f"demo-user-{(j * per_job + i) % recipients}" for i in range(per_job)]
+    print(json.dumps({
+        "version": 1, "job_id": f"demo-{run}-{j}",
+        "app": {"ios_bundle_id": bundle, "fcm_project_id": project, "experience_id": "@acme/recruit", "scope_key": "@acme/recruit"},
+        "recipients": {"recipient_ids": ids},
+        "content": {"title": f"Anna Svensson ({j})", "message": "Can we move the interview to 3pm?",
+                    "data": {"conversationId": f"c-{j}"},
+                    "sender": {"id": "acme", "displayName": "Acme Recruiting", "avatarUrl": "https://example.com/acme.png"}},
+        "fallback": {"title": "New message", "message": "Open the app to read it"},
+        "presentation": {"thread_id": f"c-{j}", "sound": "default", "android_channel_id": "messages"},
+    }))
+PY
+expected=$((JOBS * RECIPIENTS_PER_JOB * 2))
+start=$(date +%s.%N)
+"$PUSHD" enqueue --file "$RUN/jobs.ndjson"
+
+# Live progress until every job is done (or nothing moves for 30 s). Fewer pushes than
+# jobs × recipients are sent: dead tokens are pruned after their first job.
+metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v name="$2" '$1 ~ "^"name {sum += $2} END {print sum + 0}'; }
+last=-1; still=0
+while :; do
+    answered=0
+    for port in 19464 19465; do answered=$((answered + $(metric $port 'pushd_deliveries_total') )); done
+    jobs_done=$(( $(metric 19464 'pushd_jobs_completed_total') + $(metric 19465 'pushd_jobs_completed_total') ))
+    printf '\r  jobs %d/%d  pushes answered %d (at most %d)  ' "$jobs_done" "$JOBS" "$answered" "$expected" >&2
+    [ "$jobs_done" -ge "$JOBS" ] && break
+    if [ "$answered" -eq "$last" ]; then still=$((still + 1)); else still=0; fi
+    [ "$still" -ge 150 ] && { echo >&2; log "no progress for 30 s; see $RUN/*.log"; break; }
+    last=$answered; sleep 0.2
+done
+end=$(date +%s.%N)
+echo >&2
+sleep 1  # let the cleanup consumer finish its last batch before reading its counters
+
+python3 - "$RUN" "$EMULATOR_ADMIN_PORT" "$start" "$end" "$PUSHD" <<'PY'
+import json, subprocess, sys, urllib.request
+run, admin, start, end, pushd = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+def metrics(port):
+    totals = {}
+    for line in urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode().splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            totals[name] = totals.get(name, 0) + float(value)
+    return totals
+workers = [metrics(19464), metrics(19465)]
+cleanup = metrics(19466)
+def total(prefix, source=workers):
+    return {k: sum(m.get(k, 0) for m in source) for k in sorted({k for m in source for k in m if k.startswith(prefix)})}
+print("\n=== pushd demo report ===")
+jobs = total("pushd_jobs_completed_total")
+def label(key):
+    return key[key.index("{") + 1:-1].replace('"', "") if "{" in key else key
+print("jobs:        ", ", ".join(f"{label(k)} {int(v)}" for k, v in jobs.items()))
+deliveries = total("pushd_deliveries_total")
+print("deliveries:  ", ", ".join(f"{label(k)}: {int(v)}" for k, v in deliveries.items()))
+pruned = total("pushd_tokens_pruned_total", [cleanup])
+print("pruned:      ", int(sum(pruned.values())), "devices with dead tokens")
+print("dead letters:", int(sum(total("pushd_dead_letters_total").values())))
+delivered = sum(v for k, v in deliveries.items() if "delivered" in k)
+print(f"throughput:   {delivered / (end - start):.0f} pushes/s delivered ({delivered:.0f} in {end - start:.2f} s, 2 workers, end to end)")
+stats = json.load(urllib.request.urlopen(f"http://127.0.0.1:{admin}/stats"))
+print("emulator:    ", stats.get("total_accepted"), "pushes accepted of", stats.get("total_requests"), "requests")
+keys = {}
+for line in open(f"{run}/devices.tsv"):
+    token, key, kind = line.rstrip("\n").split("\t")
+    keys[token] = key
+page = json.load(urllib.request.urlopen(f"http://127.0.0.1:{admin}/pushes?since=0&limit=50"))
+for push in page["pushes"]:
+    if push["service"] != "apns" or not keys.get(push["token"]):
+        continue
+    body = json.loads(push["body"])
+    envelope = body.get("encrypted_data")
+    if not envelope:
+        continue
+    plain = subprocess.run([pushd, "decrypt", "--private-key", f"{run}/keys/device-{keys[push['token']]}.pem"],
+                           input=envelope.encode(), capture_output=True, check=True).stdout.decode()
+    print("\none delivered APNs payload, as the emulator saw it (token", push["token"][:8] + "…):")
+    print("  ", json.dumps(body)[:400] + ("…" if len(json.dumps(body)) > 400 else ""))
+    print("decrypted on the device with its private key:")
+    print("  ", plain)
+    break
+print("\nlogs: " + run + "/*.log   stop: bash Deploy/cluster.sh stop")
+PY
