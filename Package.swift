@@ -46,6 +46,9 @@ let package = Package(
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushTestSupport"]),
+        .testTarget(
+            name: "PushWorkerTests",
+            dependencies: ["PushWorker", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on this machine: installs what is missing (Debian packages,
-# Python tooling), starts the servers the tests talk to, builds, and runs `swift test`.
+# Python tooling), starts the private PostgreSQL and RabbitMQ the integration tests talk to,
+# builds, runs the emulator's own tests and then `swift test`.
 # This is the README's test command and what CI runs.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -9,6 +10,13 @@ cd "$PUSHD_REPO"
 ensure_build_dependencies
 command -v javac >/dev/null || ensure_debian_packages default-jdk-headless
 ensure_tooling_venv
+
+log "starting PostgreSQL and RabbitMQ (private, loopback)"
+bash Deploy/local/services.sh start
+eval "$(bash Deploy/local/services.sh env)"
+
+log "emulator tests (pytest)"
+bash Deploy/emulator/test.sh -q 2>&1 | tail -n 3
 
 log "building"
 swift build --build-tests 2>&1 | tail -n 3

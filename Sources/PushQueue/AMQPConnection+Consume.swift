@@ -103,26 +103,15 @@ extension AMQPConnection {
         }
     }
 
-    /// Sends an ack, nack or reject for a delivery, if — and only if — the channel that
-    /// delivered it is still the current one and it was not settled before.
-    nonisolated func settle(_ deliveryTag: UInt64, generation: UInt64, _ action: SettleAction) async -> Settlement {
-        wakeup.announce()
-        return await onConnectionThread { await performSettle(deliveryTag, generation: generation, action) }
-    }
-
-    private func performSettle(_ deliveryTag: UInt64, generation: UInt64, _ action: SettleAction) -> Settlement {
-        wakeup.arrived()
-        guard let raw, raw.failure == nil else {
-            logStaleSettlement(deliveryTag, generation, action)
-            return .stale
-        }
+    /// Settles a delivery if — and only if — the channel that delivered it is still the
+    /// current one and it was not settled before; the ack itself goes out with the
+    /// connection thread's next turn. Decided here, on the caller's thread, without waiting.
+    nonisolated func settle(_ deliveryTag: UInt64, generation: UInt64, _ action: SettleAction) -> Settlement {
         let outcome = ledger.settle(deliveryTag, generation: generation)
         switch outcome {
         case .settled:
-            do {
-                try raw.settle(deliveryTag, action)
-            } catch {
-                // The connection died with it: the broker redelivers the message.
+            if mailbox.post(.settle(deliveryTag: deliveryTag, generation: generation, action: action)) != nil {
+                // The connection went down meanwhile: nothing will be sent.
                 logStaleSettlement(deliveryTag, generation, action)
                 return .stale
             }
@@ -134,7 +123,7 @@ extension AMQPConnection {
         return outcome
     }
 
-    private func logStaleSettlement(_ deliveryTag: UInt64, _ generation: UInt64, _ action: SettleAction) {
+    private nonisolated func logStaleSettlement(_ deliveryTag: UInt64, _ generation: UInt64, _ action: SettleAction) {
         logger.info("amqp settlement of a message from a dead connection ignored; the broker redelivers it", [
             "delivery_tag": .int(Int(truncatingIfNeeded: deliveryTag)), "generation": .int(Int(truncatingIfNeeded: generation)),
             "action": .string("\(action)"),

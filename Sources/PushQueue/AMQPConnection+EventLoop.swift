@@ -10,28 +10,31 @@ extension AMQPConnection {
         while true {
             if wakeup.hasAnnounced { await Task.yield() }
             guard let raw else { return .notConnected(lastError: nil) }
-            if let failure = raw.failure { return failure }
             if closing && (confirms.waitingCount == 0 || ContinuousClock.now >= closeDeadline) { return .closed }
+            processMailbox(raw)
+            if let failure = raw.failure { return failure }
             let interval = pollInterval
-            // Block only while nobody is announced; otherwise just look, so that a steady
-            // stream of callers cannot keep confirms and deliveries from being read.
-            let wait = wakeup.hasAnnounced ? Duration.zero : interval
             do {
                 if raw.hasBufferedInput {
                     try readAvailable(from: raw)
                 } else {
-                    let woke = raw.waitForInput(wakeDescriptor: wakeup.readDescriptor, timeout: wait)
-                    if woke.wakeup { wakeup.drain() }
+                    // Block only while nobody waits for this thread; otherwise just look,
+                    // so that a steady stream of callers cannot keep confirms and deliveries
+                    // from being read.
+                    let mayBlock = wakeup.prepareToSleep { mailbox.hasItems }
+                    let woke = raw.waitForInput(wakeDescriptor: wakeup.readDescriptor, timeout: mayBlock ? interval : .zero)
+                    wakeup.awoke(pipeReadable: woke.wakeup)
                     if woke.socket { try readAvailable(from: raw) }
                 }
                 if ContinuousClock.now - lastHeartbeatService >= interval {
                     lastHeartbeatService = .now
                     if let event = try raw.nextEvent(wait: true) { try handle(event) }
+                    resolve(confirms.expire())
                 }
             } catch {
                 return error
             }
-            resolve(confirms.expire())
+            // Lets other jobs of this actor run (resumed waiters, consumer bookkeeping).
             await Task.yield()
         }
     }
@@ -42,7 +45,7 @@ extension AMQPConnection {
         for _ in 0..<256 {
             guard let event = try raw.nextEvent(wait: false) else { return }
             try handle(event)
-            if wakeup.hasAnnounced { return }
+            if wakeup.hasAnnounced || mailbox.hasItems { return }
         }
     }
 
@@ -88,8 +91,6 @@ extension AMQPConnection {
         for (ticket, result) in resolutions {
             if let waiter = confirmWaiters.removeValue(forKey: ticket) {
                 deliver(result, to: waiter)
-            } else {
-                earlyOutcomes[ticket] = result
             }
         }
     }

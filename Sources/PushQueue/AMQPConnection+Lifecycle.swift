@@ -29,6 +29,7 @@ extension AMQPConnection {
             if !hasConnected && !failure.isRetryable {
                 logger.error("amqp connection failed permanently", ["error": .string(failure.description)])
                 terminalError = failure
+                for item in mailbox.shut(failure) { item.refuse(failure) }
                 updateStatus { $0.state = .failed }
                 resumeConnectWaiters(.failure(failure))
                 break
@@ -75,6 +76,7 @@ extension AMQPConnection {
             }
         }
         raw = connection
+        mailbox.open()
         let reconnected = hasConnected
         hasConnected = true
         updateStatus {
@@ -94,6 +96,9 @@ extension AMQPConnection {
     /// Drops the dead connection: outstanding confirms fail (retryable, outcome unknown),
     /// its deliveries become stale, its consumers wait for the next connection.
     func tearDown(after failure: QueueError) {
+        // Refuse new work first, then answer what was posted and never sent.
+        let refusal = closing ? QueueError.closed : terminalError ?? .notConnected(lastError: failure.description)
+        for item in mailbox.shut(refusal) { item.refuse(refusal) }
         resolve(confirms.failAll(.confirmationUnknown(reason: failure.description)))
         ledger.endGeneration()
         for id in consumers.keys { consumers[id]?.active = false }
@@ -192,6 +197,7 @@ extension AMQPConnection {
         if !closing {
             closing = true
             closeDeadline = .now + configuration.closeGracePeriod
+            for item in mailbox.shut(.closed) { item.refuse(.closed) }
             logger.info("amqp connection closing", ["unconfirmed": .int(confirms.waitingCount)])
             for id in consumers.keys.sorted() { stopConsumer(id) }
             lifecycle?.cancel()

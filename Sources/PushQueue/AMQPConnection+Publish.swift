@@ -6,8 +6,8 @@ extension AMQPConnection {
     /// Many calls may be in flight at once (from concurrent tasks); each waits only for its
     /// own confirm. Errors: `.unroutable` (mandatory and no queue matched),
     /// `.rejectedByBroker` (nack), `.confirmationUnknown` / `.confirmTimedOut` (publish again:
-    /// delivery is at least once), `.notConnected`, `.brokerBlocked`, `.closed`.
-    /// Cancelling the calling task does not withdraw a message already sent.
+    /// delivery is at least once), `.notConnected` (nothing was sent), `.brokerBlocked`,
+    /// `.closed`. Cancelling the calling task does not withdraw a message already sent.
     public nonisolated func publish(
         _ message: OutgoingMessage, exchange: String, routingKey: String, mandatory: Bool = true
     ) async throws(QueueError) {
@@ -15,10 +15,12 @@ extension AMQPConnection {
     }
 
     public nonisolated func publish(_ request: PublishRequest) async throws(QueueError) {
-        wakeup.announce()
-        try await onConnectionThread { () async throws(QueueError) in
-            try await performPublish(request).get()
+        let result = await withCheckedContinuation { continuation in
+            if let refusal = mailbox.post(.publish(request, continuation)) {
+                continuation.resume(returning: .failure(refusal))
+            }
         }
+        try result.get()
     }
 
     /// Publishes all messages back to back, then waits for all their confirms: the fastest
@@ -27,45 +29,39 @@ extension AMQPConnection {
     /// connection thread reads nothing while it sends a batch.
     public nonisolated func publish(_ requests: [PublishRequest]) async -> [Result<Void, QueueError>] {
         guard !requests.isEmpty else { return [] }
-        wakeup.announce()
-        return await onConnectionThread { await performPublish(batch: requests) }
-    }
-
-    private func performPublish(_ request: PublishRequest) async -> Result<Void, QueueError> {
-        wakeup.arrived()
-        let ticket: UInt64
-        switch send(request) {
-        case .failure(let error): return .failure(error)
-        case .success(let sent): ticket = sent
-        }
         return await withCheckedContinuation { continuation in
-            if let outcome = earlyOutcomes.removeValue(forKey: ticket) {
-                continuation.resume(returning: outcome)
-            } else {
-                confirmWaiters[ticket] = .single(continuation)
+            if let refusal = mailbox.post(.batch(requests, continuation)) {
+                continuation.resume(returning: requests.map { _ in .failure(refusal) })
             }
         }
     }
 
-    private func performPublish(batch requests: [PublishRequest]) async -> [Result<Void, QueueError>] {
-        wakeup.arrived()
-        let batch = BatchConfirmation(count: requests.count)
-        var sent: [(index: Int, ticket: UInt64)] = []
-        sent.reserveCapacity(requests.count)
-        for (index, request) in requests.enumerated() {
-            switch send(request) {
-            case .failure(let error): batch.resolve(index, .failure(error))
-            case .success(let ticket): sent.append((index, ticket))
-            }
-        }
-        guard !sent.isEmpty else { return batch.collected }
-        return await withCheckedContinuation { continuation in
-            batch.continuation = continuation
-            for (index, ticket) in sent {
-                if let outcome = earlyOutcomes.removeValue(forKey: ticket) {
-                    batch.resolve(index, outcome)
-                } else {
-                    confirmWaiters[ticket] = .batch(batch, index: index)
+    /// Sends what callers posted: publishes (answered when their confirms arrive) and
+    /// settlements. Runs on the connection thread, between reads.
+    func processMailbox(_ raw: RawConnection) {
+        for item in mailbox.take() {
+            switch item {
+            case .publish(let request, let continuation):
+                switch send(request, on: raw) {
+                case .failure(let error): continuation.resume(returning: .failure(error))
+                case .success(let ticket): confirmWaiters[ticket] = .single(continuation)
+                }
+            case .batch(let requests, let continuation):
+                let batch = BatchConfirmation(count: requests.count, continuation: continuation)
+                for (index, request) in requests.enumerated() {
+                    switch send(request, on: raw) {
+                    case .failure(let error): batch.resolve(index, .failure(error))
+                    case .success(let ticket): confirmWaiters[ticket] = .batch(batch, index: index)
+                    }
+                }
+            case .settle(let tag, let generation, let action):
+                // A settlement from before a reconnect (it slipped in while the mailbox was
+                // reopened) would name another message on this channel.
+                guard raw.failure == nil, generation == ledger.generation else { continue }
+                do {
+                    try raw.settle(tag, action)
+                } catch {
+                    // The connection died; the broker redelivers. The loop notices `failure`.
                 }
             }
         }
@@ -74,10 +70,8 @@ extension AMQPConnection {
     /// Sends the message and records it as awaiting its confirm; returns its ticket, or why
     /// it was not sent. A send that fails midway kills the connection (its frames may be half
     /// written); the event loop then reconnects.
-    private func send(_ request: PublishRequest) -> Result<UInt64, QueueError> {
-        if closing { return .failure(.closed) }
-        if let terminalError { return .failure(terminalError) }
-        guard let raw, raw.failure == nil else { return .failure(.notConnected(lastError: status.lastError?.description)) }
+    private func send(_ request: PublishRequest, on raw: RawConnection) -> Result<UInt64, QueueError> {
+        if let failure = raw.failure { return .failure(.confirmationUnknown(reason: failure.description)) }
         if let blockedReason { return .failure(.brokerBlocked(reason: blockedReason)) }
         do {
             try raw.publish(request)

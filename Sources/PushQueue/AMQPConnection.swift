@@ -33,6 +33,10 @@ public actor AMQPConnection {
     nonisolated let logger: Logger
     nonisolated let executor: DedicatedThreadExecutor
     nonisolated let wakeup: Wakeup
+    /// Publishes and settlements on their way to the connection thread.
+    nonisolated let mailbox: Mailbox
+    /// Which deliveries may still be settled; shared so that settling needs no hop.
+    nonisolated let ledger = SharedDeliveryLedger()
     private nonisolated let statusStore = StatusStore()
     private nonisolated let waiterIDs = Atomic<UInt64>(0)
 
@@ -44,10 +48,6 @@ public actor AMQPConnection {
     var nextTicket: UInt64 = 0
     /// Who waits for which ticket's outcome.
     var confirmWaiters: [UInt64: ConfirmWaiter] = [:]
-    /// Outcomes that arrived before their waiter was attached (an await may let the event
-    /// loop run between sending a message and waiting for its confirm).
-    var earlyOutcomes: [UInt64: Result<Void, QueueError>] = [:]
-    var ledger = DeliveryLedger()
     var consumers: [UInt64: ConsumerRecord] = [:]
     var consumerIDsByTag: [String: UInt64] = [:]
     var nextConsumerID: UInt64 = 0
@@ -74,7 +74,9 @@ public actor AMQPConnection {
         self.topology = topology
         self.topologyMode = topologyMode
         self.logger = logger.with(["amqp": .string(configuration.redactedURL), "connection": .string(configuration.connectionName)])
-        self.wakeup = try Wakeup()
+        let wakeup = try Wakeup()
+        self.wakeup = wakeup
+        self.mailbox = Mailbox(wakeup: wakeup)
         self.confirms = ConfirmTracker<UInt64>(timeout: configuration.confirmTimeout)
         let number = Self.executorCount.wrappingAdd(1, ordering: .relaxed).newValue
         self.executor = DedicatedThreadExecutor(name: "amqp-\(number)")
@@ -147,11 +149,12 @@ enum ConfirmWaiter {
 final class BatchConfirmation {
     private var results: [Result<Void, QueueError>?]
     private(set) var remaining: Int
-    var continuation: CheckedContinuation<[Result<Void, QueueError>], Never>?
+    private var continuation: CheckedContinuation<[Result<Void, QueueError>], Never>?
 
-    init(count: Int) {
+    init(count: Int, continuation: CheckedContinuation<[Result<Void, QueueError>], Never>) {
         results = Array(repeating: nil, count: count)
         remaining = count
+        self.continuation = continuation
     }
 
     var collected: [Result<Void, QueueError>] {

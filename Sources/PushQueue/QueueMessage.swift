@@ -28,24 +28,25 @@ public struct QueueMessage: Sendable {
     /// the first delivery.
     public var deliveryCount: Int64? { headers["x-delivery-count"]?.intValue }
 
-    /// Done: the broker forgets the message.
+    /// Done: the broker forgets the message. Returns at once; the ack is sent with the
+    /// connection thread's next turn (`async` leaves room for back-pressure later).
     @discardableResult
     public func ack() async -> Settlement {
-        await origin.connection.settle(deliveryTag, generation: origin.generation, .ack)
+        origin.connection.settle(deliveryTag, generation: origin.generation, .ack)
     }
 
     /// Not done. `requeue: true` puts it back for another consumer (counted against the
     /// queue's delivery limit); `false` dead-letters it.
     @discardableResult
     public func nack(requeue: Bool) async -> Settlement {
-        await origin.connection.settle(deliveryTag, generation: origin.generation, requeue ? .requeue : .deadLetter)
+        origin.connection.settle(deliveryTag, generation: origin.generation, requeue ? .requeue : .deadLetter)
     }
 
     /// Can never succeed: dead-letter it (`basic.reject` without requeue); the dead letter
     /// carries `x-death` with reason `rejected`.
     @discardableResult
     public func reject() async -> Settlement {
-        await origin.connection.settle(deliveryTag, generation: origin.generation, .reject)
+        origin.connection.settle(deliveryTag, generation: origin.generation, .reject)
     }
 }
 

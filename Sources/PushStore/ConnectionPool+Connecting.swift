@@ -25,12 +25,13 @@ extension ConnectionPool {
             let number = counters.connectionNumbers.add(1, ordering: .relaxed).newValue
             do {
                 let connection = try await PostgresConnection.connect(
-                    configuration: configuration, name: "pg-\(number)", logger: logger)
+                    configuration: configuration, name: "pg-\(number)", logger: logger, counters: counters)
                 counters.opened.add(1, ordering: .relaxed)
                 logger.debug("postgres connection opened", ["connection": .string(connection.name)])
                 await connected(connection)
                 return
             } catch {
+                counters.failedAttempts.add(1, ordering: .relaxed)
                 let retry = state.withLock { $0.machine.connectFailed(error.description) }
                 logger.warning("cannot open a postgres connection", [
                     "attempt": .int(attempt + 1), "error": .string(error.description), "will_retry": .bool(retry),

@@ -53,14 +53,12 @@ public final class ConnectionPool: Sendable {
             let connection = try await lease(deadline: deadline)
             do {
                 let result = try await connection.queryAfterProbe(query)
-                counters.statementsSent.add(1, ordering: .relaxed)
                 await release(connection)
                 return result
             } catch {
                 await release(connection)
                 // Found dead before sending: nothing ran, so try another connection.
                 if case .connectionLost(let loss) = error, !loss.mayHaveExecuted { continue }
-                counters.statementsSent.add(1, ordering: .relaxed)
                 throw error
             }
         }
@@ -96,6 +94,7 @@ public final class ConnectionPool: Sendable {
             connectionsOpened: counters.opened.load(ordering: .relaxed),
             connectionsClosed: counters.closed.load(ordering: .relaxed),
             brokenConnectionsDiscarded: counters.discarded.load(ordering: .relaxed),
+            failedConnectionAttempts: counters.failedAttempts.load(ordering: .relaxed),
             statementsSent: counters.statementsSent.load(ordering: .relaxed),
             idle: idle, leased: leased, connecting: connecting)
     }
@@ -105,6 +104,9 @@ public final class ConnectionPool: Sendable {
         public let connectionsClosed: Int
         /// Connections found broken and replaced.
         public let brokenConnectionsDiscarded: Int
+        /// Attempts to open a connection that failed (each retried after a backoff while
+        /// someone waits).
+        public let failedConnectionAttempts: Int
         /// Statements sent to the server (one per round trip).
         public let statementsSent: Int
         public let idle: Int
@@ -118,6 +120,7 @@ final class PoolCounters: Sendable {
     let opened = Atomic<Int>(0)
     let closed = Atomic<Int>(0)
     let discarded = Atomic<Int>(0)
+    let failedAttempts = Atomic<Int>(0)
     let statementsSent = Atomic<Int>(0)
     let connectionNumbers = Atomic<Int>(0)
 }

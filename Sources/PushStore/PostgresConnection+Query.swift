@@ -22,12 +22,19 @@ extension PostgresConnection {
     func cancellable<Result: Sendable>(_ body: () throws(StoreError) -> Result) async throws(StoreError) -> Result {
         if Task.isCancelled { throw .cancelled }
         let cancel = currentCancelHandle
-        let outcome = await withTaskCancellationHandler {
-            Swift.Result { () throws(StoreError) -> Result in try body() }
+        // The operation must capture `self` to be isolated to this actor (and so run on this
+        // connection's thread); a closure that does not is inferred nonisolated and would run
+        // the blocking libpq call on the cooperative pool.
+        let outcome = await withTaskCancellationHandler { () async -> Swift.Result<Result, StoreError> in
+            self.runHere(body)
         } onCancel: {
             cancel?.cancelInBackground()
         }
         return try outcome.get()
+    }
+
+    private func runHere<Result>(_ body: () throws(StoreError) -> Result) -> Swift.Result<Result, StoreError> {
+        Swift.Result { () throws(StoreError) -> Result in try body() }
     }
 
     func execute(_ query: SQLQuery, probeFirst: Bool) throws(StoreError) -> QueryResult {
@@ -58,8 +65,10 @@ extension PostgresConnection {
             offsets.append(storage.count)
             storage.append(contentsOf: bytes)
         }
+        assert(onOwnThread, "libpq call off the connection's thread")
         let cancel = currentCancelHandle
         cancel?.begin()
+        counters?.statementsSent.add(1, ordering: .relaxed)
         let result: OpaquePointer? = storage.withUnsafeBytes { buffer in
             let values: [UnsafePointer<CChar>?] = offsets.map { offset -> UnsafePointer<CChar>? in
                 guard let offset, let base = buffer.baseAddress else { return nil }
@@ -78,6 +87,7 @@ extension PostgresConnection {
         guard let handle = liveHandle else {
             throw .connectionLost(ConnectionLoss(message: "the connection is closed", sqlState: nil, mayHaveExecuted: false))
         }
+        assert(onOwnThread, "libpq call off the connection's thread")
         let cancel = currentCancelHandle
         cancel?.begin()
         let result = PQexec(handle, sql)

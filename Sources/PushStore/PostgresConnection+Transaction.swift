@@ -3,7 +3,7 @@ extension PostgresConnection {
     /// The body is isolated to the connection, so its statements run back to back on the
     /// connection's thread.
     public func transaction<Result: Sendable>(
-        _ body: (isolated PostgresConnection) async throws(StoreError) -> Result
+        _ body: @Sendable (isolated PostgresConnection) async throws(StoreError) -> Result
     ) async throws(StoreError) -> Result {
         _ = try await query("BEGIN")
         do {

@@ -28,10 +28,13 @@ public actor PostgresConnection {
     }
 
     private let lifecycle = Atomic<Int>(Lifecycle.open.rawValue)
+    /// The pool's counters, when the connection belongs to a pool.
+    let counters: PoolCounters?
     private let idleOutsideTransaction = Atomic<Bool>(true)
 
-    private init(name: String, logger: Logger) {
+    private init(name: String, logger: Logger, counters: PoolCounters?) {
         self.name = name
+        self.counters = counters
         self.logger = logger.with(["connection": .string(name)])
         executor = DedicatedThreadExecutor(name: name)
     }
@@ -41,7 +44,13 @@ public actor PostgresConnection {
     public static func connect(
         configuration: StoreConfiguration, name: String = "pg", logger: Logger
     ) async throws(StoreError) -> PostgresConnection {
-        let connection = PostgresConnection(name: name, logger: logger)
+        try await connect(configuration: configuration, name: name, logger: logger, counters: nil)
+    }
+
+    static func connect(
+        configuration: StoreConfiguration, name: String, logger: Logger, counters: PoolCounters?
+    ) async throws(StoreError) -> PostgresConnection {
+        let connection = PostgresConnection(name: name, logger: logger, counters: counters)
         do {
             try await connection.open(configuration.connectionKeywords)
         } catch {
@@ -106,17 +115,24 @@ public actor PostgresConnection {
             expected: Lifecycle.open.rawValue, desired: Lifecycle.broken.rawValue, ordering: .acquiringAndReleasing)
     }
 
-    /// Reads whatever the server sent while the connection sat idle, without blocking (libpq
-    /// sockets are non-blocking underneath). A server that shut down or a peer that reset
-    /// the connection is noticed here, before a statement is sent.
+    /// Reads whatever the server sent while the connection sat idle, without blocking. A
+    /// server that shut down or a session that was terminated sends a FATAL message and
+    /// closes the socket; both are read here (one `PQconsumeInput` per readable chunk, so
+    /// the end of the stream after the message is seen too), before a statement is sent.
     func probe() -> Bool {
         guard let handle, isUsable else { return false }
-        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
-            markBroken()
-            logger.info("postgres connection found dead while idle", ["reason": .string(Self.errorMessage(handle))])
-            return false
+        for _ in 0..<8 {
+            guard PQstatus(handle) == CONNECTION_OK, PQsocket(handle) >= 0 else { break }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready == 0 { return true }
+            if ready < 0 { return errno == EINTR ? probe() : true }
+            guard PQconsumeInput(handle) == 1 else { break }
         }
-        return true
+        guard PQstatus(handle) != CONNECTION_OK else { return true }
+        markBroken()
+        logger.info("postgres connection found dead while idle", ["reason": .string(Self.errorMessage(handle))])
+        return false
     }
 
     var liveHandle: OpaquePointer? {
@@ -125,6 +141,8 @@ public actor PostgresConnection {
     }
 
     var currentCancelHandle: CancelHandle? { cancelHandle }
+    /// For assertions: libpq calls must run on this connection's thread.
+    var onOwnThread: Bool { executor.isCurrentThread }
 
     func recordTransactionStatus() {
         guard let handle else { return }

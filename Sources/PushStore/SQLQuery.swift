@@ -125,6 +125,11 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
 public struct SQLBinding: Sendable, Equatable {
     public let type: PostgresType
     public let bytes: [UInt8]?
+
+    public init(type: PostgresType, bytes: [UInt8]?) {
+        self.type = type
+        self.bytes = bytes
+    }
 }
 
 extension StaticString {

@@ -26,7 +26,11 @@ public final class EmulatorProcess: @unchecked Sendable {
     }
 
     /// Starts an emulator; `arguments` are extra emulator flags (e.g. `--fail-rate 0.2`).
-    public static func start(arguments: [String] = [], bundleIDs: [String] = [bundleID]) throws -> EmulatorProcess {
+    /// `rules` are added to the emulator configuration's `rules` section (per service, e.g.
+    /// `["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": 1700000000000]]]`).
+    public static func start(
+        arguments: [String] = [], bundleIDs: [String] = [bundleID], rules: [String: [[String: any Sendable]]] = [:]
+    ) throws -> EmulatorProcess {
         let repository = BuildProducts.repositoryRoot
         let emulatorDirectory = repository.appendingPathComponent("Deploy/emulator")
         let state = try BuildProducts.temporaryDirectory("emulator")
@@ -39,16 +43,22 @@ public final class EmulatorProcess: @unchecked Sendable {
              "--team-id", teamID, "--key-id", keyID, "--project", projectID, "--port", String(port)]
                 + bundleIDs.flatMap { ["--bundle", $0] })
         guard made.status == 0 else { throw StartFailure(description: "make_credentials.py failed: \(made.errorText)") }
+        let configPath = credentials.appendingPathComponent("emulator-config.json")
+        if !rules.isEmpty {
+            var config = try JSONSerialization.jsonObject(with: Data(contentsOf: configPath)) as? [String: Any] ?? [:]
+            config["rules"] = rules
+            try JSONSerialization.data(withJSONObject: config).write(to: configPath)
+        }
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [emulatorDirectory.appendingPathComponent("run.sh").path,
                              "--port", String(port), "--admin-port", "0", "--state-dir", state.path,
-                             "--config", credentials.appendingPathComponent("emulator-config.json").path] + arguments
+                             "--config", configPath.path] + arguments
         let stdout = Pipe()
         process.standardOutput = stdout
         let log = state.appendingPathComponent("emulator.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         // The first line on stdout is the emulator's JSON announcement, printed once it listens.
@@ -119,7 +129,7 @@ public final class EmulatorProcess: @unchecked Sendable {
         var all: [[String: Any]] = []
         var cursor = since
         while true {
-            let page = try await adminGET("/pushes?since=\(cursor)&limit=1000") as? [String: Any] ?? [:]
+            let page = try await adminGET("/pushes?since=\(cursor)&limit=200") as? [String: Any] ?? [:]
             let pushes = page["pushes"] as? [[String: Any]] ?? []
             if pushes.isEmpty { return all }
             all += pushes

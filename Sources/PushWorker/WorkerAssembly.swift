@@ -22,7 +22,7 @@ public struct WorkerAssembly: Sendable {
     /// `pushd worker`.
     public static func worker(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> WorkerAssembly {
         let metrics = WorkerMetrics()
-        let topology = Topology(prefix: configuration.topologyPrefix)
+        let topology = Topology(prefix: configuration.topologyPrefix, retryTiers: configuration.retryTiers)
         let pool = try makePool(configuration, logger: logger)
         let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
         let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
@@ -51,7 +51,7 @@ public struct WorkerAssembly: Sendable {
     /// `pushd cleanup`.
     public static func cleanup(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> WorkerAssembly {
         let metrics = WorkerMetrics()
-        let topology = Topology(prefix: configuration.topologyPrefix)
+        let topology = Topology(prefix: configuration.topologyPrefix, retryTiers: configuration.retryTiers)
         let pool = try makePool(configuration, logger: logger)
         let connection = try makeConnection(configuration, topology: topology, name: "cleanup", logger: logger)
         let cleanup = CleanupService(

@@ -1,5 +1,6 @@
 import Foundation
 import PushDelivery
+import PushQueue
 
 /// Everything `pushd worker` and `pushd cleanup` need, from an optional JSON file
 /// (`--config` / `PUSHD_CONFIG`) overlaid by environment variables. Secrets (the `.p8` key,
@@ -37,6 +38,9 @@ public struct WorkerConfiguration: Sendable {
     public var maxAgeSeconds = 86_400
     public var shutdownTimeoutSeconds = 30
     public var cleanupBatchSize = 200
+    /// The retry delay tiers (`5s,30s,2m,10m,1h` in production). Each is a queue whose TTL is
+    /// fixed when declared, so changing them needs a new topology prefix.
+    public var retryTiers: [Topology.RetryTier] = Topology.RetryTier.standard
     /// A CA bundle that APNs/FCM servers are verified against instead of the system's (the
     /// local emulator). Verification is never turned off.
     public var caFile: String?
@@ -76,6 +80,11 @@ public struct WorkerConfiguration: Sendable {
         configuration.maxAgeSeconds = reader.int("max_age_seconds", env: "PUSHD_MAX_AGE_SECONDS", range: 1...2_419_200) ?? 86_400
         configuration.shutdownTimeoutSeconds = reader.int("shutdown_timeout_seconds", env: "PUSHD_SHUTDOWN_TIMEOUT_SECONDS", range: 1...3600) ?? 30
         configuration.cleanupBatchSize = reader.int("cleanup_batch_size", env: "PUSHD_CLEANUP_BATCH_SIZE", range: 1...5000) ?? 200
+        if let tiers = reader.string("retry_tiers", env: "PUSHD_RETRY_TIERS") {
+            if let parsed = Self.parseTiers(tiers) { configuration.retryTiers = parsed } else {
+                reader.problem("retry_tiers must be increasing durations like \"5s,30s,2m,10m,1h\", got \"\(tiers)\"")
+            }
+        }
         configuration.caFile = reader.string("ca_file", env: "PUSHD_CA_FILE")
         if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             reader.problem("ca_file \(caFile) is not readable")
@@ -91,6 +100,24 @@ public struct WorkerConfiguration: Sendable {
         }
         guard reader.problems.isEmpty else { throw Problems(problems: reader.problems) }
         return configuration
+    }
+
+    /// "5s,30s,2m" → tiers named as written, with those delays.
+    static func parseTiers(_ text: String) -> [Topology.RetryTier]? {
+        var tiers: [Topology.RetryTier] = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let unit = part.last, let number = Int(part.dropLast()), number > 0 else { return nil }
+            let seconds: Int
+            switch unit {
+            case "s": seconds = number
+            case "m": seconds = number * 60
+            case "h": seconds = number * 3600
+            default: return nil
+            }
+            if let last = tiers.last, last.delay >= .seconds(seconds) { return nil }
+            tiers.append(Topology.RetryTier(name: part, delay: .seconds(seconds)))
+        }
+        return tiers.isEmpty ? nil : tiers
     }
 
     init(amqpURL: String, databaseURL: String) {

@@ -20,6 +20,7 @@ actor MessageCollector {
     private(set) var endError: (any Error)?
     private(set) var ended = false
     private var waiters: [Int: (count: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    private var conditionWaiters: [Int: (condition: @Sendable ([Received]) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
     private var nextWaiter = 0
     private var task: Task<Void, Never>?
 
@@ -49,6 +50,9 @@ actor MessageCollector {
         let all = waiters
         waiters.removeAll()
         for waiter in all.values { waiter.continuation.resume(returning: received.count >= waiter.count) }
+        let conditions = conditionWaiters
+        conditionWaiters.removeAll()
+        for waiter in conditions.values { waiter.continuation.resume(returning: waiter.condition(received)) }
     }
 
     private func resumeSatisfied() {
@@ -56,6 +60,30 @@ actor MessageCollector {
             waiters.removeValue(forKey: id)
             waiter.continuation.resume(returning: true)
         }
+        for (id, waiter) in conditionWaiters where waiter.condition(received) {
+            conditionWaiters.removeValue(forKey: id)
+            waiter.continuation.resume(returning: true)
+        }
+    }
+
+    /// Waits until what has arrived satisfies `condition` (checked on every arrival); throws
+    /// `Timeout` if it does not within `timeout`.
+    func waitUntil(within timeout: Duration, _ condition: @escaping @Sendable ([Received]) -> Bool) async throws {
+        nextWaiter += 1
+        let id = nextWaiter
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            self.conditionWaiters.removeValue(forKey: id)?.continuation.resume(returning: false)
+        }
+        let satisfied = await withCheckedContinuation { continuation in
+            if condition(received) {
+                continuation.resume(returning: true)
+            } else {
+                conditionWaiters[id] = (condition, continuation)
+            }
+        }
+        timer.cancel()
+        guard satisfied else { throw Timeout(expected: -1, received: received.suffix(20).map(\.text), within: timeout) }
     }
 
     /// Returns the first `count` messages once they have arrived; throws `Timeout` if they

@@ -1,0 +1,48 @@
+import Foundation
+import PushCrypto
+import PushStore
+import PushTestSupport
+import Testing
+
+@Suite("pushd device register")
+struct DeviceCommandTests {
+    @Test("registers, rotates, and refuses a bad key with the crypto module's message")
+    func registerFromCommandLine() async throws {
+        try await TestDatabase.withScratchDatabase(migrated: true) { configuration in
+            let directory = try BuildProducts.temporaryDirectory("device-cli")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let first = directory.appendingPathComponent("first.pub"), second = directory.appendingPathComponent("second.pub")
+            let bad = directory.appendingPathComponent("bad.pub")
+            try TestKeys.first.write(to: first, atomically: true, encoding: .utf8)
+            try TestKeys.third.write(to: second, atomically: true, encoding: .utf8)
+            try TestKeys.rsa1024.write(to: bad, atomically: true, encoding: .utf8)
+            let environment = TestDatabase.childEnvironment(for: configuration)
+            let token = TestKeys.apnsToken()
+            func register(_ key: URL) async throws -> ChildProcess.Result {
+                try await runProcess(BuildProducts.pushd, [
+                    "device", "register", "--recipient", "cli-user", "--platform", "ios", "--app", "com.example.cli",
+                    "--environment", "sandbox", "--token", token, "--public-key-file", key.path, "--app-version", "3.0",
+                ], environment: environment)
+            }
+            let created = try await register(first)
+            #expect(created.status == 0, "\(created.errorText)")
+            let fields = Dictionary(uniqueKeysWithValues: created.outputText.split(whereSeparator: \.isWhitespace).compactMap { pair -> (String, String)? in
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            })
+            #expect(fields["created"] == "true")
+            #expect(fields["key_rotated"] == "false")
+            #expect(fields["key_id"]?.count == 16)
+            #expect(Int64(fields["device_id"] ?? "") != nil)
+
+            let rotated = try await register(second)
+            #expect(rotated.status == 0)
+            #expect(rotated.outputText.contains("key_rotated=true created=false"))
+            #expect(rotated.outputText.contains("device_id=\(fields["device_id"] ?? "?") "))
+
+            let refused = try await register(bad)
+            #expect(refused.status == 1)
+            #expect(refused.errorText.contains(PublicKeyError.tooSmall(bits: 1024).description))
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import PushCrypto
+import PushModel
+import PushQueue
+import PushStore
+import PushTestSupport
+import Testing
+
+/// Everything one end-to-end test needs: the emulator, an isolated topology (its own
+/// prefix, short retry tiers), a registry on the shared PostgreSQL, device keys, and the
+/// environment that points `pushd worker`/`pushd cleanup` at all of it.
+final class WorkerFixture: @unchecked Sendable {
+    // `@unchecked Sendable`: all stored properties are set in init and never mutated; the
+    // tests use the fixture from one task at a time.
+
+    /// A device the test registered, with what the emulator should see for it.
+    struct TestDevice: Sendable {
+        enum Kind: String, Sendable {
+            case normal, legacy, flaky, pruned, keptAfterRegistration
+        }
+
+        let id: Int64
+        let recipient: String
+        let platform: Platform
+        let token: String
+        let kind: Kind
+        /// Index into `keys`; nil for a legacy device.
+        let keyIndex: Int?
+    }
+
+    static let oldInvalidationMilliseconds = 1_700_000_000_000
+
+    let emulator: EmulatorProcess
+    let prefix: String
+    let bundleID: String
+    let topology: Topology
+    let pool: ConnectionPool
+    let registry: DeviceRegistry
+    let amqp: AMQPConnection
+    let keys: [DevicePrivateKey]
+    let publicKeys: [String]
+    let directory: URL
+
+    init(maxAttempts: Int = 4) async throws {
+        prefix = TestServers.uniqueName("w")
+        bundleID = "com.test.\(prefix.replacingOccurrences(of: "-", with: ""))"
+        emulator = try EmulatorProcess.start(
+            bundleIDs: [bundleID],
+            rules: ["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": Self.oldInvalidationMilliseconds]]])
+        topology = Topology(prefix: prefix, retryTiers: [
+            .init(name: "1s", delay: .seconds(1)), .init(name: "2s", delay: .seconds(2)), .init(name: "3s", delay: .seconds(3)),
+        ])
+        pool = ConnectionPool(configuration: try StoreConfiguration(url: try TestServers.databaseURL()))
+        registry = DeviceRegistry(pool: pool)
+        var amqpConfiguration = try AMQPConfiguration(url: try TestServers.amqpURL())
+        amqpConfiguration.connectionName = "test-\(prefix)"
+        amqp = try AMQPConnection(configuration: amqpConfiguration, topology: topology)
+        await amqp.start()
+        try await amqp.waitUntilConnected(timeout: .seconds(20))
+        // A handful of device keys shared round-robin: RSA generation is the slow part.
+        keys = try (0..<8).map { _ in try DevicePrivateKey.generate() }
+        publicKeys = try keys.enumerated().map { index, key in
+            index.isMultiple(of: 2) ? try key.publicKey.pkcs1Base64 : try key.publicKey.subjectPublicKeyInfoBase64
+        }
+        directory = try BuildProducts.temporaryDirectory("worker-\(prefix)")
+        self.maxAttempts = maxAttempts
+    }
+
+    let maxAttempts: Int
+
+    /// Environment for `pushd worker` / `pushd cleanup`.
+    var environment: [String: String] {
+        let credentials = emulator.stateDirectory.appendingPathComponent("credentials")
+        return [
+            "PUSHD_TOPOLOGY_PREFIX": prefix,
+            "PUSHD_RETRY_TIERS": topology.retryTiers.map(\.name).joined(separator: ","),
+            "PUSHD_MAX_ATTEMPTS": String(maxAttempts),
+            "PUSHD_METRICS_PORT": "0",
+            "PUSHD_PREFETCH": "4",
+            "PUSHD_CA_FILE": emulator.caFile,
+            "PUSHD_APNS_TEAM_ID": EmulatorProcess.teamID,
+            "PUSHD_APNS_KEY_ID": EmulatorProcess.keyID,
+            "PUSHD_APNS_KEY_FILE": credentials.appendingPathComponent("AuthKey_\(EmulatorProcess.keyID).p8").path,
+            "PUSHD_APNS_BUNDLE_IDS": bundleID,
+            "PUSHD_APNS_BASE_URL": emulator.url,
+            "PUSHD_FCM_SERVICE_ACCOUNT_FILES": credentials.appendingPathComponent("service-account-\(EmulatorProcess.projectID).json").path,
+            "PUSHD_FCM_BASE_URL": emulator.url,
+            "PUSHD_SHUTDOWN_TIMEOUT_SECONDS": "20",
+        ]
+    }
+
+    func startWorker(_ label: String = "worker") throws -> PushdProcess {
+        try PushdProcess(["worker"], environment: environment, logFile: directory.appendingPathComponent("\(label).log"))
+    }
+
+    func startCleanup() throws -> PushdProcess {
+        try PushdProcess(["cleanup"], environment: environment, logFile: directory.appendingPathComponent("cleanup.log"))
+    }
+
+    func tearDown() async {
+        try? await amqp.delete(topology)
+        await amqp.close()
+        await pool.shutdown()
+        await emulator.stop()
+    }
+
+    // MARK: - Devices
+
+    /// Registers `count` recipients with two iOS and two Android devices each. `mix` picks
+    /// a kind per device (by its index); invalid and flaky tokens carry the emulator's rule
+    /// prefixes.
+    func registerRecipients(_ count: Int, mix: (Int, Platform) -> TestDevice.Kind) async throws -> [TestDevice] {
+        var devices: [TestDevice] = []
+        var index = 0
+        for recipientNumber in 0..<count {
+            let recipient = "\(prefix)-r\(recipientNumber)"
+            for platform in [Platform.ios, .ios, .android, .android] {
+                let kind = mix(index, platform)
+                let token = Self.token(platform: platform, kind: kind, index: index)
+                let keyIndex = kind == .legacy ? nil : index % keys.count
+                let registration = try DeviceRegistration(
+                    recipientID: recipient, platform: platform,
+                    appID: platform == .ios ? bundleID : EmulatorProcess.projectID,
+                    environment: platform == .ios ? .production : nil, token: token,
+                    publicKey: keyIndex.map { publicKeys[$0] })
+                let outcome = try await registry.register(registration)
+                devices.append(TestDevice(
+                    id: outcome.deviceID, recipient: recipient, platform: platform, token: token, kind: kind, keyIndex: keyIndex))
+                index += 1
+            }
+        }
+        return devices
+    }
+
+    static func token(platform: Platform, kind: TestDevice.Kind, index: Int) -> String {
+        let unique = String(format: "%08x", index) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        switch platform {
+        case .ios:
+            let prefix: String
+            switch kind {
+            case .pruned: prefix = index.isMultiple(of: 2) ? "410a" : "400b"
+            case .keptAfterRegistration: prefix = "dead"
+            case .flaky: prefix = "fa11"
+            case .normal, .legacy: prefix = "c0de"
+            }
+            return String((prefix + unique + String(repeating: "0", count: 64)).prefix(64))
+        case .android:
+            switch kind {
+            case .pruned: return (index.isMultiple(of: 2) ? "unregistered-" : "mismatch-") + unique
+            case .keptAfterRegistration: return "invalid-" + unique  // not used: only APNs dates its 410s
+            case .flaky: return "flaky-" + unique
+            case .normal, .legacy: return "fcm-" + unique
+            }
+        }
+    }
+
+    // MARK: - Jobs
+
+    func job(id: String, recipients: [String], title: String) -> [String: Any] {
+        [
+            "version": 1, "job_id": id,
+            "app": ["ios_bundle_id": bundleID, "fcm_project_id": EmulatorProcess.projectID, "experience_id": "@acme/app", "scope_key": "@acme/app"],
+            "recipients": ["recipient_ids": recipients],
+            "content": [
+                "title": title, "message": "private message for \(id)", "data": ["job": id],
+                "sender": ["id": "s-1", "displayName": "Acme Recruiting", "avatarUrl": "https://example.com/a.png"],
+            ],
+            "fallback": ["title": "New message", "message": "Open the app to read it"],
+        ]
+    }
+
+    /// Publishes raw bytes to the jobs exchange, as any producer could (no validation).
+    func publishRaw(_ body: [UInt8], messageID: String? = nil) async throws {
+        try await amqp.publish(PublishRequest(
+            exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey,
+            message: OutgoingMessage(body: body, contentType: "application/json", messageID: messageID)))
+    }
+
+    func publish(_ job: [String: Any]) async throws -> NotificationJob {
+        let data = try JSONSerialization.data(withJSONObject: job)
+        try await publishRaw([UInt8](data), messageID: job["job_id"] as? String)
+        return try NotificationJob(json: data)
+    }
+
+    // MARK: - What the emulator saw
+
+    struct Received {
+        let token: String
+        let collapseID: String?
+        let body: [String: Any]
+    }
+
+    func received() async throws -> [Received] {
+        try await emulator.pushes().compactMap { record in
+            guard let token = record["token"] as? String, let text = record["body"] as? String,
+                  let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            else { return nil }
+            let headers = record["headers"] as? [String: Any]
+            let message = body["message"] as? [String: Any]
+            let android = message?["android"] as? [String: Any]
+            let collapse = headers?["apns-collapse-id"] as? String ?? android?["collapse_key"] as? String
+            return Received(token: token, collapseID: collapse, body: body)
+        }
+    }
+
+    /// The sealed envelope and the clear text of an APNs or FCM body.
+    static func parts(of body: [String: Any]) -> (envelope: String?, title: String?, message: String?) {
+        if let aps = body["aps"] as? [String: Any] {
+            let alert = aps["alert"] as? [String: Any]
+            return (body["encrypted_data"] as? String, alert?["title"] as? String, alert?["body"] as? String)
+        }
+        let data = (body["message"] as? [String: Any])?["data"] as? [String: String]
+        return (data?["encrypted_data"], data?["title"], data?["message"])
+    }
+
+    func deadLetters(count: Int, timeout: Duration) async throws -> [QueueMessage] {
+        let consumer = try await amqp.consume(queue: topology.deadQueue, prefetch: 100)
+        var messages: [QueueMessage] = []
+        let collector = Task {
+            var collected: [QueueMessage] = []
+            for try await message in consumer {
+                collected.append(message)
+                _ = await message.ack()
+                if collected.count >= count { break }
+            }
+            return collected
+        }
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            await consumer.cancel()
+        }
+        messages = (try? await collector.value) ?? []
+        timer.cancel()
+        await consumer.cancel()
+        return messages
+    }
+}
