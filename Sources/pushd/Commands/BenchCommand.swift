@@ -1,7 +1,7 @@
 /// `pushd bench <what>`: measurements printed as figures, never asserted in tests.
 enum BenchCommand: Subcommand {
     static let name = "bench"
-    static let summary = "measure throughput: bench crypto"
+    static let summary = "measure throughput: bench crypto | store | queue | apns"
     static let help = """
         usage: pushd bench crypto [--seconds S] [--plaintext-bytes N]
 
@@ -19,6 +19,13 @@ enum BenchCommand: Subcommand {
 
           queue    RabbitMQ messages per second: publish with confirms (one at a time, and
                    pipelined), consume with manual acks, on a scratch quorum queue it deletes.
+
+        usage: pushd bench apns --url URL --ca-file CA --p8 KEY [--team-id T] [--key-id K]
+                                [--bundle B] [--requests N] [--concurrency C] [--connections K]
+
+          apns     pushes per second and p50/p99 latency of the APNs client against the local
+                   emulator, beside the emulator's own ceiling measured by h2load in the same
+                   run, and their ratio. `bash Deploy/bench.sh apns` starts an emulator for it.
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
@@ -28,6 +35,7 @@ enum BenchCommand: Subcommand {
         case "crypto": try CryptoBenchmark.run(rest)
         case "store": try await StoreBenchmark.run(rest)
         case "queue": try await QueueBenchmark.run(rest)
+        case "apns": try await APNsBenchmark.run(rest)
         default: throw .usage("unknown bench subject \"\(what)\"")
         }
     }

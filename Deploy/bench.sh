@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Benchmarks that need the emulator running; prints figures, asserts nothing.
+#
+#   bash Deploy/bench.sh apns        pushd's APNs client vs the emulator's h2load ceiling
+#   bash Deploy/bench.sh crypto      envelopes/s vs raw RSA-OAEP (no servers needed)
+#   bash Deploy/bench.sh pipeline    end to end: queued jobs → pushes accepted (see its help)
+#
+# The emulator runs in fast mode with two processes (its fastest configuration) on free ports.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PUSHD_REPO"
+what=${1:-apns}; shift || true
+
+ensure_build_dependencies
+command -v h2load >/dev/null || ensure_debian_packages nghttp2-client
+swift build -c release --product pushd 2>&1 | tail -n 1
+PUSHD="$PUSHD_REPO/.build/release/pushd"
+
+if [ "$what" = "crypto" ]; then exec "$PUSHD" bench crypto "$@"; fi
+
+BENCH="$PUSHD_STATE_DIR/bench"
+mkdir -p "$BENCH"
+source Deploy/emulator/venv.sh
+ensure_venv Deploy/emulator/requirements.txt
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+[ -f "$BENCH/credentials/emulator-config.json" ] || "$EMULATOR_VENV/bin/python" Deploy/emulator/make_credentials.py \
+    --out "$BENCH/credentials" --bundle com.example.app --port "$port" >/dev/null
+bash Deploy/emulator/run.sh --fast --workers 2 --port "$port" --admin-port 0 --state-dir "$BENCH/emulator" \
+    --config "$BENCH/credentials/emulator-config.json" >"$BENCH/emulator.out" 2>"$BENCH/emulator.log" </dev/null &
+emulator=$!
+trap 'kill -TERM $emulator 2>/dev/null; wait $emulator 2>/dev/null || true' EXIT
+for _ in $(seq 1 150); do [ -s "$BENCH/emulator.out" ] && break; sleep 0.1; done
+
+case "$what" in
+    apns)
+        "$PUSHD" bench apns --url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
+            --p8 "$BENCH/credentials/AuthKey_KEYID12345.p8" "$@"
+        ;;
+    pipeline)
+        bash Deploy/local/services.sh start >/dev/null
+        eval "$(bash Deploy/local/services.sh env)"
+        "$PUSHD" bench pipeline --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
+            --credentials "$BENCH/credentials" --emulator-admin "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_url"])' "$BENCH/emulator.out")" "$@"
+        ;;
+    *) echo "unknown benchmark $what (apns, crypto, pipeline)" >&2; exit 64 ;;
+esac

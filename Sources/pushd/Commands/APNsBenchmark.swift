@@ -1,0 +1,110 @@
+import Foundation
+import PushCrypto
+import PushDelivery
+
+/// `pushd bench apns`: our HTTP/2 client against the emulator, beside the emulator's own
+/// ceiling measured by h2load in the same run.
+enum APNsBenchmark {
+    static func run(_ arguments: [String]) async throws(CLIError) {
+        let parsed = try ParsedArguments(
+            arguments, options: ["url", "ca-file", "p8", "team-id", "key-id", "bundle", "requests", "concurrency", "connections"])
+        let url = try parsed.required("url")
+        let caFile = try parsed.required("ca-file")
+        let p8 = try readTextFile(try parsed.required("p8"), what: ".p8 key")
+        let teamID = parsed["team-id"] ?? "TEAMID1234"
+        let keyID = parsed["key-id"] ?? "KEYID12345"
+        let bundle = parsed["bundle"] ?? "com.example.app"
+        let requests = try parsed.integer("requests", default: 50_000)
+        let concurrency = try parsed.integer("concurrency", default: 400)
+        let connections = try parsed.integer("connections", default: 4)
+        let payload = Array(#"{"aps":{"alert":{"title":"New message","body":"Open the app to read it"},"mutable-content":1},"encrypted_data":"{\"encrypted_key\":\"x\"}"}"#.utf8)
+        let token = String(repeating: "ab", count: 32)
+
+        // The ceiling: h2load with the same headers, token and payload.
+        let tokens: APNsTokenProvider
+        do { tokens = try APNsTokenProvider(teamID: teamID, keyID: keyID, privateKeyPEM: p8) } catch { throw .failure("\(error)") }
+        let jwt: String
+        do { jwt = try tokens.token() } catch { throw .failure("\(error)") }
+        let ceiling = try h2loadRate(
+            url: "\(url)/3/device/\(token)", jwt: jwt, bundle: bundle, payload: payload, requests: requests, connections: connections)
+
+        // Our client, the way the worker uses it.
+        let client: APNsClient
+        do {
+            client = try APNsClient(configuration: .init(
+                teamID: teamID, keyID: keyID, privateKeyPEM: p8, baseURLOverride: url,
+                http: .init(maximumInFlight: concurrency, maximumConnectionsPerHost: connections, caFile: caFile)))
+        } catch { throw .failure("\(error)") }
+        let notification = APNsNotification(deviceToken: token, bundleID: bundle, environment: .production, payload: payload)
+        _ = await client.send(notification)  // warm up: connection, TLS, first authenticated stream
+        let started = ContinuousClock.now
+        let (latencies, failures) = await withTaskGroup(of: (Double, Bool).self) { group in
+            var latencies: [Double] = []
+            var failures = 0
+            latencies.reserveCapacity(requests)
+            var launched = 0
+            func launch() {
+                launched += 1
+                group.addTask {
+                    let begin = ContinuousClock.now
+                    let outcome = await client.send(notification)
+                    return (seconds(ContinuousClock.now - begin), outcome.label == "delivered")
+                }
+            }
+            while launched < min(concurrency, requests) { launch() }
+            for await (latency, delivered) in group {
+                latencies.append(latency)
+                if !delivered { failures += 1 }
+                if launched < requests { launch() }
+            }
+            return (latencies, failures)
+        }
+        let elapsed = seconds(ContinuousClock.now - started)
+        await client.shutdown()
+        let sorted = latencies.sorted()
+        let rate = Double(requests) / elapsed
+        print("bench apns: \(requests) pushes, \(concurrency) in flight over \(connections) HTTP/2 connections, \(url)")
+        print(String(format: "  emulator ceiling (h2load, same requests)  : %10.0f req/s", ceiling))
+        print(String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
+        print(String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
+        print(String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+    }
+
+    /// Runs h2load (Debian `nghttp2-client`) and returns its requests per second.
+    static func h2loadRate(url: String, jwt: String, bundle: String, payload: [UInt8], requests: Int, connections: Int) throws(CLIError) -> Double {
+        let payloadFile = FileManager.default.temporaryDirectory.appendingPathComponent("pushd-bench-\(UUID().uuidString).json")
+        do { try Data(payload).write(to: payloadFile) } catch { throw .failure("cannot write \(payloadFile.path)") }
+        defer { try? FileManager.default.removeItem(at: payloadFile) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "h2load", "-n", String(requests), "-c", String(connections), "-m", "100", "-d", payloadFile.path,
+            "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: \(bundle)", "-H", "apns-push-type: alert",
+            "-H", "apns-priority: 10", url,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { throw .failure("h2load is not installed (apt-get install nghttp2-client)") }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // "finished in 3.31s, 15098.22 req/s, …"
+        guard let range = text.range(of: #"finished in [0-9.]+m?s, ([0-9.]+) req/s"#, options: .regularExpression) else {
+            throw .failure("could not read h2load's output:\n\(text.suffix(800))")
+        }
+        let match = String(text[range])
+        let number = match.split(separator: ",")[1].trimmingCharacters(in: .whitespaces).split(separator: " ")[0]
+        guard let rate = Double(number) else { throw .failure("could not read h2load's rate from \(match)") }
+        if !(text.contains(" 0 failed") && text.contains(" 0 errored")) { FileHandle.standardError.write(Data("h2load reported errors:\n\(text.suffix(600))\n".utf8)) }
+        return rate
+    }
+}
