@@ -30,7 +30,7 @@ public enum EnvelopeSealer {
         }
     }
 
-    /// Seals into one scratch buffer (on the stack when it fits) laid out as
+    /// Seals into one scratch buffer laid out as
     /// key ‖ nonce ‖ tag ‖ wrapped key ‖ ciphertext, hands the parts to `body`, then wipes
     /// the buffer: the AES key never outlives this call.
     private static func sealParts<Result>(
@@ -40,28 +40,31 @@ public enum EnvelopeSealer {
         let keyLength = AESGCM.keyLength, nonceLength = AESGCM.nonceLength, tagLength = AESGCM.tagLength
         let wrappedLength = recipient.modulusBytes
         let size = keyLength + nonceLength + tagLength + wrappedLength + plaintext.count
-        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) {
-            (scratch) throws(SealError) -> Result in
-            defer { OPENSSL_cleanse(scratch.baseAddress, scratch.count) }
-            func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
-                UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<offset + length])
-            }
-            let key = region(0, keyLength)
-            let nonce = region(keyLength, nonceLength)
-            let tag = region(keyLength + nonceLength, tagLength)
-            let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
-            let cipherText = region(size - plaintext.count, plaintext.count)
-            // Key and nonce come from one CSPRNG call.
-            guard RAND_bytes(scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyLength + nonceLength)) == 1
-            else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
-            try AESGCM.seal(
-                plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
-                cipherText: cipherText, tag: tag)
-            try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
-            return body(EnvelopeParts(
-                encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),
-                nonce: UnsafeRawBufferPointer(nonce), tag: UnsafeRawBufferPointer(tag)))
+        // Heap, not `withUnsafeTemporaryAllocation`: above 1 KiB that asks the runtime whether
+        // the stack has room on every call, which cost more than the allocation.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer {
+            OPENSSL_cleanse(scratch.baseAddress, scratch.count)
+            scratch.deallocate()
         }
+        func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<offset + length])
+        }
+        let key = region(0, keyLength)
+        let nonce = region(keyLength, nonceLength)
+        let tag = region(keyLength + nonceLength, tagLength)
+        let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
+        let cipherText = region(size - plaintext.count, plaintext.count)
+        // Key and nonce come from one CSPRNG call.
+        guard RAND_bytes(scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyLength + nonceLength)) == 1
+        else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
+        try AESGCM.seal(
+            plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
+            cipherText: cipherText, tag: tag)
+        try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
+        return body(EnvelopeParts(
+            encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),
+            nonce: UnsafeRawBufferPointer(nonce), tag: UnsafeRawBufferPointer(tag)))
     }
 }
 
