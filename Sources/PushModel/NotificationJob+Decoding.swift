@@ -224,8 +224,8 @@ struct FieldReader {
         var strings: [String] = []
         strings.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            guard case .string(let text) = item, !text.isEmpty, text.utf8.count <= 255 else {
-                throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 255 bytes")
+            guard case .string(let text) = item, !text.isEmpty, text.utf8.count <= 1024 else {
+                throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 1024 bytes")
             }
             strings.append(text)
         }

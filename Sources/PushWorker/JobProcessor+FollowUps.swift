@@ -27,7 +27,7 @@ extension JobProcessor {
                 break
             case .invalidToken(let reason, let invalidSince):
                 let event = WorkerEvent.tokenInvalid(device: device, reason: reason, invalidSince: invalidSince, jobID: jobID)
-                publishes.append(self.event(event.routingKey, event.body, mandatory: true))
+                publishes.append(self.event(event, mandatory: true))
                 logger.info("token invalid", ["device_id": .int(Int(device.id)), "token": .string(Redact.token(device.token)), "reason": .string(reason)])
             case .retryLater(let reason, let retryAfter):
                 retryDevices.append(device.id)
@@ -38,7 +38,7 @@ extension JobProcessor {
                     let event = WorkerEvent.keyInvalid(device: device, reason: keyProblem.description, jobID: jobID)
                     // Nobody may listen for key.invalid yet: not mandatory, so it is never
                     // reported back as unroutable.
-                    publishes.append(self.event(event.routingKey, event.body, mandatory: false))
+                    publishes.append(self.event(event, mandatory: false))
                 }
                 problems["\(result.outcome.label): \(reason)", default: 0] += 1
             }
@@ -73,11 +73,12 @@ extension JobProcessor {
         return JobResult(settlement: .ack, publishes: publishes)
     }
 
-    private func event(_ routingKey: String, _ body: [UInt8], mandatory: Bool) -> PublishRequest {
-        metrics.eventsPublished.increment(routingKey)
+    private func event(_ event: WorkerEvent.Message, mandatory: Bool) -> PublishRequest {
+        metrics.eventsPublished.increment(event.routingKey)
         return PublishRequest(
-            exchange: topology.eventsExchange, routingKey: routingKey,
-            message: OutgoingMessage(body: body, contentType: "application/json"), mandatory: mandatory)
+            exchange: topology.eventsExchange, routingKey: event.routingKey,
+            message: OutgoingMessage(body: event.body, contentType: "application/json", messageID: event.eventID),
+            mandatory: mandatory)
     }
 
     /// A dead letter: the job (or what is left of it) with the reason in `x-pushd-reason`.

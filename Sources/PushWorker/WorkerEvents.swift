@@ -7,11 +7,18 @@ import PushStore
 enum WorkerEvent {
     /// `token.invalid`: APNs or FCM declared a token dead; the cleanup consumer prunes it.
     /// The event carries the whole token (it stays inside the cluster); logs never do.
-    static func tokenInvalid(device: Device, reason: String, invalidSince: Date?, jobID: String) -> (routingKey: String, body: [UInt8]) {
+    struct Message: Sendable {
+        let routingKey: String
+        let eventID: String
+        let body: [UInt8]
+    }
+
+    static func tokenInvalid(device: Device, reason: String, invalidSince: Date?, jobID: String) -> Message {
+        let eventID = UUID().uuidString.lowercased()
         var fields: [String: JSONValue] = [
             "version": .number(1),
             "event": .string("token.invalid"),
-            "event_id": .string(UUID().uuidString.lowercased()),
+            "event_id": .string(eventID),
             "occurred_at": .string(RFC3339.string(from: Date())),
             "platform": .string(device.platform.rawValue),
             "app_id": .string(device.appID),
@@ -22,16 +29,17 @@ enum WorkerEvent {
             "job_id": .string(jobID),
         ]
         if let invalidSince { fields["invalid_since"] = .string(RFC3339.string(from: invalidSince)) }
-        return ("token.invalid", Array(JSONValue.object(fields).jsonText.utf8))
+        return Message(routingKey: "token.invalid", eventID: eventID, body: Array(JSONValue.object(fields).jsonText.utf8))
     }
 
     /// `key.invalid`: a device's registered public key cannot be used (not RSA, too small,
     /// unparseable). The device is skipped; the event lets its owner ask it to re-register.
-    static func keyInvalid(device: Device, reason: String, jobID: String) -> (routingKey: String, body: [UInt8]) {
+    static func keyInvalid(device: Device, reason: String, jobID: String) -> Message {
+        let eventID = UUID().uuidString.lowercased()
         let fields: [String: JSONValue] = [
             "version": .number(1),
             "event": .string("key.invalid"),
-            "event_id": .string(UUID().uuidString.lowercased()),
+            "event_id": .string(eventID),
             "occurred_at": .string(RFC3339.string(from: Date())),
             "platform": .string(device.platform.rawValue),
             "app_id": .string(device.appID),
@@ -40,6 +48,6 @@ enum WorkerEvent {
             "reason": .string(reason),
             "job_id": .string(jobID),
         ]
-        return ("key.invalid", Array(JSONValue.object(fields).jsonText.utf8))
+        return Message(routingKey: "key.invalid", eventID: eventID, body: Array(JSONValue.object(fields).jsonText.utf8))
     }
 }
