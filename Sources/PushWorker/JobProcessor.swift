@@ -64,7 +64,16 @@ final class JobProcessor: Sendable {
         self.logger = logger
     }
 
+    /// Larger messages are dead-lettered unread: 10,000 recipient ids fit in well under this.
+    static let maximumJobBytes = 2 << 20
+
     func process(_ message: QueueMessage) async -> JobResult {
+        guard message.body.count <= Self.maximumJobBytes else {
+            logger.warning("oversize job dead-lettered", ["bytes": .int(message.body.count), "message_id": .string(message.messageID ?? "")])
+            metrics.deadLetters.increment("oversize")
+            let reason = "oversize job: \(message.body.count) bytes, the limit is \(Self.maximumJobBytes)"
+            return JobResult(settlement: .ack, publishes: [deadLetter(body: message.body, reason: reason, message: message)])
+        }
         let job: NotificationJob
         do {
             job = try NotificationJob(json: Data(message.body))

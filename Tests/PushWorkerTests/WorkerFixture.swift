@@ -41,11 +41,11 @@ final class WorkerFixture: @unchecked Sendable {
     let publicKeys: [String]
     let directory: URL
 
-    init(maxAttempts: Int = 4) async throws {
+    init(maxAttempts: Int = 4, emulatorArguments: [String] = []) async throws {
         prefix = TestServers.uniqueName("w")
         bundleID = "com.test.\(prefix.replacingOccurrences(of: "-", with: ""))"
         emulator = try EmulatorProcess.start(
-            bundleIDs: [bundleID],
+            arguments: emulatorArguments, bundleIDs: [bundleID],
             rules: ["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": Self.oldInvalidationMilliseconds]]])
         topology = Topology(prefix: prefix, retryTiers: [
             .init(name: "1s", delay: .seconds(1)), .init(name: "2s", delay: .seconds(2)), .init(name: "3s", delay: .seconds(3)),
