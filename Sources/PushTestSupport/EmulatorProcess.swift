@@ -3,10 +3,7 @@ import PushDelivery
 
 /// The shipped APNs/FCM emulator (`Deploy/emulator`), started as a real subprocess for a
 /// test: its own state directory, CA and credentials, on free loopback ports.
-public final class EmulatorProcess: @unchecked Sendable {
-    // `@unchecked Sendable`: every stored property is immutable after `start`; `process` is
-    // only used to terminate, which Foundation's Process allows from any thread.
-
+public final class EmulatorProcess: Sendable {
     public static let teamID = "TEAMID1234"
     public static let keyID = "KEYID12345"
     public static let bundleID = "com.example.app"
@@ -18,7 +15,7 @@ public final class EmulatorProcess: @unchecked Sendable {
     public let p8PEM: String
     public let serviceAccount: FCMServiceAccount
     public let stateDirectory: URL
-    private let process: Process
+    private let process: SpawnedProcess
     private let admin: HTTP2Client
 
     public struct StartFailure: Error, CustomStringConvertible {
@@ -50,25 +47,28 @@ public final class EmulatorProcess: @unchecked Sendable {
             try JSONSerialization.data(withJSONObject: config).write(to: configPath)
         }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [emulatorDirectory.appendingPathComponent("run.sh").path,
-                             "--port", String(port), "--admin-port", "0", "--state-dir", state.path,
-                             "--config", configPath.path] + arguments
-        let stdout = Pipe()
-        process.standardOutput = stdout
+        let announcement = state.appendingPathComponent("emulator.json.out")
         let log = state.appendingPathComponent("emulator.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        // The first line on stdout is the emulator's JSON announcement, printed once it listens.
-        guard let line = readLine(stdout.fileHandleForReading),
-              let info = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let url = info["url"] as? String, let adminURL = info["admin_url"] as? String, let ca = info["ca"] as? String
+        // stdout carries the one-line JSON announcement; run.sh sends everything else to stderr.
+        let pid = try Spawn.start(
+            "/bin/bash",
+            [emulatorDirectory.appendingPathComponent("run.sh").path,
+             "--port", String(port), "--admin-port", "0", "--state-dir", state.path, "--config", configPath.path] + arguments,
+            output: announcement.path, errors: log.path, newProcessGroup: true)
+        let process = SpawnedProcess(adopting: pid, logFile: log)
+        var info: [String: Any]?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while info == nil, process.isRunning, ContinuousClock.now < deadline {
+            if let text = try? String(contentsOf: announcement, encoding: .utf8), text.hasSuffix("\n") {
+                info = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard let info, let url = info["url"] as? String, let adminURL = info["admin_url"] as? String, let ca = info["ca"] as? String
         else {
-            process.terminate()
-            let logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw StartFailure(description: "emulator did not announce itself: \(logText.suffix(2000))")
+            process.kill9()
+            throw StartFailure(description: "emulator did not announce itself: \(process.log.suffix(2000))")
         }
         let p8 = try String(contentsOf: credentials.appendingPathComponent("AuthKey_\(keyID).p8"), encoding: .utf8)
         let account = try JSONDecoder().decode(
@@ -80,7 +80,7 @@ public final class EmulatorProcess: @unchecked Sendable {
 
     private init(
         url: String, adminURL: String, caFile: String, p8PEM: String, serviceAccount: FCMServiceAccount, state: URL,
-        process: Process
+        process: SpawnedProcess
     ) throws {
         self.url = url
         self.adminURL = adminURL
@@ -92,21 +92,10 @@ public final class EmulatorProcess: @unchecked Sendable {
         self.admin = try HTTP2Client(configuration: .init(maximumInFlight: 8))
     }
 
-    deinit {
-        if process.isRunning { process.terminate() }
-    }
-
     /// Stops the emulator: SIGTERM, then SIGKILL if it has not exited within 10 seconds.
     public func stop() async {
         await admin.shutdown()
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        _ = await process.terminate(timeout: .seconds(10))
     }
 
     /// The APNs client configuration that trusts this emulator.
@@ -163,16 +152,6 @@ public final class EmulatorProcess: @unchecked Sendable {
             throw StartFailure(description: "cannot prepare the emulator's Python: \(result.errorText)")
         }
         return python
-    }
-
-    private static func readLine(_ handle: FileHandle) -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = handle.readData(ofLength: 1)
-            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
     }
 }
 

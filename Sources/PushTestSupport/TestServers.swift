@@ -30,52 +30,22 @@ public enum TestServers {
 }
 
 /// A `pushd` subprocess (worker or cleanup) with its logs in a file.
-public final class PushdProcess: @unchecked Sendable {
-    // `@unchecked Sendable`: immutable after init; Process may be signalled from any thread.
-    public let process: Process
-    public let logFile: URL
+public final class PushdProcess: Sendable {
+    public let process: SpawnedProcess
 
     public init(_ arguments: [String], environment: [String: String], logFile: URL) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.pushd)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        self.logFile = logFile
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: logFile)
-        handle.seekToEndOfFile()
-        process.standardError = handle
-        process.standardOutput = handle
-        try process.run()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process = try SpawnedProcess(BuildProducts.pushd, arguments, environment: environment, logFile: logFile)
     }
 
     public var isRunning: Bool { process.isRunning }
-
-    public func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    public var log: String { process.log }
+    public func kill9() { process.kill9() }
 
     /// Sends SIGTERM and waits up to `timeout`; returns the exit status, or nil if it did
     /// not exit in time (it is then killed).
     public func terminate(timeout: Duration) async -> Int32? {
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning {
-            kill9()
-            return nil
-        }
-        return process.terminationStatus
+        await process.terminate(timeout: timeout)
     }
-
-    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 }
 
 /// Polls `condition` until it holds or `timeout` passes: for waiting on real events in

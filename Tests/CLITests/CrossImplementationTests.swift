@@ -29,17 +29,16 @@ struct CrossImplementationTests {
         return publicPath
     }
 
-    static let javaClasses: Result<URL, ChildProcess.Failure> = {
+    /// The fixture compiled once per test run (javac is slow to start).
+    static let javaClasses: Result<URL, Spawn.Failure> = {
         do {
             let output = try BuildProducts.temporaryDirectory("java")
             let result = try ChildProcess.run(
                 "javac", ["-d", output.path, fixtures.appendingPathComponent("java/AndroidEnvelope.java").path])
-            guard result.status == 0 else { return .failure(.cannotStart("javac", result.errorText)) }
+            guard result.status == 0 else { return .failure(Spawn.Failure(description: "javac: \(result.errorText)")) }
             return .success(output)
-        } catch let failure as ChildProcess.Failure {
-            return .failure(failure)
         } catch {
-            return .failure(.cannotStart("javac", "\(error)"))
+            return .failure(Spawn.Failure(description: "javac: \(error)"))
         }
     }()
 

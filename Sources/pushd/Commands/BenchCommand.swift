@@ -1,7 +1,7 @@
 /// `pushd bench <what>`: measurements printed as figures, never asserted in tests.
 enum BenchCommand: Subcommand {
     static let name = "bench"
-    static let summary = "measure throughput: bench crypto | store | queue | apns"
+    static let summary = "measure throughput: bench crypto | store | queue | apns | pipeline"
     static let help = """
         usage: pushd bench crypto [--seconds S] [--plaintext-bytes N]
 
@@ -13,6 +13,8 @@ enum BenchCommand: Subcommand {
 
           store    devices resolved per second from PostgreSQL for batches of 1, 100 and 1,000
                    recipients (after `pushd migrate`), beside pgbench -S on the same server.
+                   Seeds N devices (default 50,000) under app ids unique to the run and deletes
+                   them afterwards; C connections (default 4); S seconds per figure (default 3).
 
         usage: pushd bench queue [--messages N] [--size BYTES] [--batch B] [--in-flight K]
                                  [--prefetch P] [--amqp-url URL]
@@ -26,6 +28,14 @@ enum BenchCommand: Subcommand {
           apns     pushes per second and p50/p99 latency of the APNs client against the local
                    emulator, beside the emulator's own ceiling measured by h2load in the same
                    run, and their ratio. `bash Deploy/bench.sh apns` starts an emulator for it.
+
+        usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
+                                    --credentials DIR [--deliveries N] [--backlog N]
+
+          pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
+                   two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
+                   worker's peak memory draining a backlog; the emulator and crypto ceilings
+                   and our rate as a ratio of the lower. `bash Deploy/bench.sh pipeline`.
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
@@ -36,6 +46,7 @@ enum BenchCommand: Subcommand {
         case "store": try await StoreBenchmark.run(rest)
         case "queue": try await QueueBenchmark.run(rest)
         case "apns": try await APNsBenchmark.run(rest)
+        case "pipeline": try await PipelineBenchmark.run(rest)
         default: throw .usage("unknown bench subject \"\(what)\"")
         }
     }

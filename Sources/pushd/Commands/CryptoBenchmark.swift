@@ -32,6 +32,13 @@ enum CryptoBenchmark {
         print(String(format: "  all-core scaling                          : %10.2fx", envelopesAllCores / envelopesOneCore))
     }
 
+    /// The all-core envelope rate alone, for `bench pipeline`'s crypto ceiling.
+    static func allCoreEnvelopeRate(seconds: Double) -> Double {
+        guard let key = try? DevicePrivateKey.generate().publicKey else { return 0 }
+        let plaintext = Array(samplePlaintext(bytes: 1024).utf8)
+        return measure(seconds: seconds, threads: ProcessInfo.processInfo.activeProcessorCount) { sealOnce(plaintext, key) }
+    }
+
     /// A notification-shaped JSON object padded to about `bytes` bytes.
     static func samplePlaintext(bytes: Int) -> String {
         let head = #"{"title":"Anna Svensson","message":"Can we move the interview to 3pm?","body":{"sender":{"id":"c-1","displayName":"Acme","avatarUrl":"https://example.com/a.png"},"note":""#

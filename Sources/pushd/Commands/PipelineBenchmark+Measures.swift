@@ -1,0 +1,77 @@
+import Foundation
+import PushCrypto
+import PushDelivery
+
+extension PipelineRun {
+    /// Deliveries per second from jobs already queued to pushes accepted.
+    func throughput(deliveries: Int, workers count: Int) async throws -> Double {
+        try await resetEmulator()
+        try await publishJobs(deliveries: deliveries)
+        let expected = (deliveries / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
+        let started = ContinuousClock.now
+        let workers = try startWorkers(count)
+        defer { stop(workers) }
+        try await waitForAccepted(expected)
+        return Double(expected) / seconds(ContinuousClock.now - started)
+    }
+
+    /// Publishes jobs at `rate` deliveries/s for `seconds` with two workers running, then
+    /// reports p50/p99 of publish → accepted by the emulator, and the rate achieved.
+    func latency(rate: Double, seconds duration: Double) async throws -> (Double, Double, Double) {
+        try await resetEmulator()
+        let workers = try startWorkers(2)
+        defer { stop(workers) }
+        try await Task.sleep(for: .seconds(1))  // let the workers connect before the clock starts
+        let perJob = Double(Self.recipientsPerJob * 2)
+        let interval = perJob / max(rate, 1)
+        var published: [String: Double] = [:]
+        let start = Date().timeIntervalSince1970
+        var next = start
+        while next - start < duration {
+            let (id, request) = job()
+            let now = Date().timeIntervalSince1970
+            if next > now { try await Task.sleep(for: .milliseconds(Int((next - now) * 1000))) }
+            published[id] = Date().timeIntervalSince1970
+            try await amqp.publish(request)
+            next += interval
+        }
+        try await waitForAccepted(published.count * Int(perJob))
+        let latencies = try await arrivals().compactMap { arrival in
+            published[arrival.jobID].map { (arrival.at - $0) * 1000 }
+        }.sorted()
+        let achieved = Double(published.count) * perJob / duration
+        guard !latencies.isEmpty else { throw BenchmarkError("no arrivals recorded (is the emulator in --fast mode?)") }
+        return (latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], achieved)
+    }
+
+    /// One worker draining a backlog of `backlog` deliveries; its peak resident memory.
+    func peakMemory(backlog: Int) async throws -> Int {
+        try await resetEmulator()
+        try await publishJobs(deliveries: backlog)
+        let workers = try startWorkers(1)
+        defer { stop(workers) }
+        try await waitForAccepted(backlog)
+        let status = (try? String(contentsOfFile: "/proc/\(workers[0].processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return kilobytes * 1024
+    }
+
+    func h2loadCeiling() async throws -> Double {
+        let p8 = try String(contentsOf: setup.credentials.appendingPathComponent("AuthKey_KEYID12345.p8"), encoding: .utf8)
+        let jwt = try APNsTokenProvider(teamID: "TEAMID1234", keyID: "KEYID12345", privateKeyPEM: p8).token()
+        let payload = Array(#"{"aps":{"alert":{"title":"New message","body":"Open the app to read it"},"mutable-content":1}}"#.utf8)
+        return try APNsBenchmark.h2loadRate(
+            url: "\(setup.emulatorURL)/3/device/\(String(repeating: "ab", count: 32))", jwt: jwt, bundle: Self.bundle,
+            payload: payload, requests: 30_000, connections: 4)
+    }
+
+    /// Envelopes per second on all cores for a 1 KB plaintext.
+    func cryptoLimit() -> Double {
+        CryptoBenchmark.allCoreEnvelopeRate(seconds: 2)
+    }
+
+    func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

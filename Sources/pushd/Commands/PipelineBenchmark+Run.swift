@@ -1,0 +1,168 @@
+import Foundation
+import PushCrypto
+import PushDelivery
+import PushQueue
+import PushStore
+
+/// One pipeline benchmark: its own topology prefix, demo devices, and worker processes.
+final class PipelineRun {
+    let setup: PipelineBenchmark.Setup
+    let prefix = "bench-\(UUID().uuidString.prefix(8).lowercased())"
+    let topology: Topology
+    let pool: ConnectionPool
+    let amqp: AMQPConnection
+    let admin: HTTP2Client
+    var recipients: [String] = []
+    static let recipientsPerJob = 50
+    static let bundle = "com.example.app"
+    static let project = "demo-project"
+
+    init(setup: PipelineBenchmark.Setup) async throws {
+        self.setup = setup
+        topology = Topology(prefix: prefix)
+        pool = ConnectionPool(configuration: try StoreConfiguration(url: setup.databaseURL))
+        var configuration = try AMQPConfiguration(url: setup.amqpURL)
+        configuration.connectionName = "pushd-bench-pipeline"
+        amqp = try AMQPConnection(configuration: configuration, topology: topology)
+        await amqp.start()
+        try await amqp.waitUntilConnected(timeout: .seconds(20))
+        admin = try HTTP2Client(configuration: .init(maximumInFlight: 4))
+        try await registerDevices(recipients: 1000)
+    }
+
+    /// 1,000 recipients with an iOS and an Android device each, ten device keys round-robin.
+    private func registerDevices(recipients count: Int) async throws {
+        let keys = try (0..<10).map { _ in try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64 }
+        let registry = DeviceRegistry(pool: pool)
+        for index in 0..<count {
+            let recipient = "\(prefix)-r\(index)"
+            recipients.append(recipient)
+            let hex = String(format: "%08x", index) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            _ = try await registry.register(try DeviceRegistration(
+                recipientID: recipient, platform: .ios, appID: Self.bundle, environment: .production,
+                token: String(("c0de" + hex + String(repeating: "0", count: 64)).prefix(64)), publicKey: keys[index % 10]))
+            _ = try await registry.register(try DeviceRegistration(
+                recipientID: recipient, platform: .android, appID: Self.project, environment: nil,
+                token: "bench-\(hex)", publicKey: keys[(index + 5) % 10]))
+        }
+    }
+
+    func tearDown() async {
+        _ = try? await pool.query("DELETE FROM devices WHERE recipient_id LIKE \(prefix + "-%")")
+        try? await amqp.delete(topology)
+        await amqp.close()
+        await pool.shutdown()
+        await admin.shutdown()
+    }
+
+    // MARK: - Jobs and workers
+
+    private var jobCounter = 0
+
+    /// Publishes jobs for `deliveries` pushes (100 per job); returns their ids.
+    @discardableResult
+    func publishJobs(deliveries: Int) async throws -> [String] {
+        let jobCount = max(1, deliveries / (Self.recipientsPerJob * 2))
+        var requests: [PublishRequest] = []
+        var ids: [String] = []
+        for _ in 0..<jobCount {
+            let (id, request) = job()
+            ids.append(id)
+            requests.append(request)
+        }
+        for start in stride(from: 0, to: requests.count, by: 500) {
+            for result in await amqp.publish(Array(requests[start..<min(start + 500, requests.count)])) { try result.get() }
+        }
+        return ids
+    }
+
+    func job() -> (String, PublishRequest) {
+        jobCounter += 1
+        let id = "\(prefix)-job-\(jobCounter)"
+        let first = (jobCounter * Self.recipientsPerJob) % recipients.count
+        let ids = (0..<Self.recipientsPerJob).map { recipients[(first + $0) % recipients.count] }
+        let job: [String: Any] = [
+            "version": 1, "job_id": id, "app": ["ios_bundle_id": Self.bundle, "fcm_project_id": Self.project],
+            "recipients": ["recipient_ids": ids],
+            "content": ["title": "Benchmark", "message": String(repeating: "x", count: 800), "data": ["n": jobCounter]],
+            "fallback": ["title": "New message", "message": "Open the app to read it"],
+        ]
+        let body = (try? JSONSerialization.data(withJSONObject: job)) ?? Data()
+        return (id, PublishRequest(
+            exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey,
+            message: OutgoingMessage(body: body, contentType: "application/json", messageID: id)))
+    }
+
+    func startWorkers(_ count: Int) throws -> [Process] {
+        let credentials = setup.credentials
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "PUSHD_TOPOLOGY_PREFIX": prefix, "PUSHD_METRICS_PORT": "0", "PUSHD_CA_FILE": setup.caFile,
+            "PUSHD_APNS_TEAM_ID": "TEAMID1234", "PUSHD_APNS_KEY_ID": "KEYID12345",
+            "PUSHD_APNS_KEY_FILE": credentials.appendingPathComponent("AuthKey_KEYID12345.p8").path,
+            "PUSHD_APNS_BUNDLE_IDS": Self.bundle, "PUSHD_APNS_BASE_URL": setup.emulatorURL,
+            "PUSHD_FCM_SERVICE_ACCOUNT_FILES": credentials.appendingPathComponent("service-account-\(Self.project).json").path,
+            "PUSHD_FCM_BASE_URL": setup.emulatorURL, "PUSHD_LOG_LEVEL": "warning",
+        ]) { $1 }
+        return try (0..<count).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            process.arguments = ["worker"]
+            process.environment = environment
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+    }
+
+    func stop(_ workers: [Process]) {
+        for worker in workers { worker.terminate() }
+        for worker in workers { worker.waitUntilExit() }
+    }
+
+    // MARK: - Emulator
+
+    func accepted() async throws -> Int {
+        let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/stats"))
+        let stats = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return stats?["total_accepted"] as? Int ?? 0
+    }
+
+    func resetEmulator() async throws {
+        _ = try await admin.send(HTTPRequest(method: .post, url: setup.adminURL + "/reset"))
+    }
+
+    func waitForAccepted(_ count: Int, timeout: Duration = .seconds(600)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await accepted() < count {
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("timed out: \(try await accepted()) of \(count) accepted") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Every accepted push's job id (collapse id) and arrival time.
+    func arrivals() async throws -> [(jobID: String, at: Double)] {
+        var cursor = 0
+        var all: [(String, Double)] = []
+        while true {
+            let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/pushes?since=\(cursor)&limit=200"))
+            let page = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+            let pushes = page["pushes"] as? [[String: Any]] ?? []
+            if pushes.isEmpty { return all }
+            for push in pushes {
+                let headers = push["headers"] as? [String: Any]
+                var job = headers?["apns-collapse-id"] as? String
+                if job == nil, let text = push["body"] as? String,
+                   let body = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
+                    job = ((body["message"] as? [String: Any])?["android"] as? [String: Any])?["collapse_key"] as? String
+                }
+                if let job, let at = push["received_at"] as? Double { all.append((job, at)) }
+            }
+            cursor = page["next_since"] as? Int ?? cursor + pushes.count
+        }
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
