@@ -23,7 +23,8 @@ mkdir -p "$BENCH"
 source Deploy/emulator/venv.sh
 ensure_venv Deploy/emulator/requirements.txt
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-[ -f "$BENCH/credentials/emulator-config.json" ] || "$EMULATOR_VENV/bin/python" Deploy/emulator/make_credentials.py \
+# Keeps existing keys; points the service account's token_uri at this run's port.
+"$EMULATOR_VENV/bin/python" Deploy/emulator/make_credentials.py \
     --out "$BENCH/credentials" --bundle com.example.app --port "$port" >/dev/null
 # Fast mode keeps counts only; the pipeline benchmark needs each push's arrival time.
 mode=--fast; [ "$what" = "pipeline" ] && mode=""

@@ -63,11 +63,11 @@ enum APNsBenchmark {
         await client.shutdown()
         let sorted = latencies.sorted()
         let rate = Double(requests) / elapsed
-        print("bench apns: \(requests) pushes, \(concurrency) in flight over \(connections) HTTP/2 connections, \(url)")
-        print(String(format: "  emulator ceiling (h2load, same requests)  : %10.0f req/s", ceiling))
-        print(String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
-        print(String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
-        print(String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
+        StandardStreams.write(line: "bench apns: \(requests) pushes, \(concurrency) in flight over \(connections) HTTP/2 connections, \(url)")
+        StandardStreams.write(line: String(format: "  emulator ceiling (h2load, same requests)  : %10.0f req/s", ceiling))
+        StandardStreams.write(line: String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
+        StandardStreams.write(line: String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
+        StandardStreams.write(line: String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -23,13 +23,13 @@ enum CryptoBenchmark {
         let envelopesAllCores = measure(seconds: seconds, threads: cores) { sealOnce(plaintext, key) }
         let ratio = envelopesOneCore / rawOneCore
 
-        print("bench crypto: RSA-2048, \(plaintext.count)-byte JSON plaintext, \(seconds) s per figure, \(cores) cores")
-        print(String(format: "  raw RSA-OAEP-SHA1 public encrypt, 1 core : %10.0f ops/s", rawOneCore))
-        print(String(format: "  envelopes sealed (JSON out), 1 core      : %10.0f envelopes/s", envelopesOneCore))
-        print(String(format: "  envelopes sealed (binary parts), 1 core  : %10.0f envelopes/s", binaryOneCore))
-        print(String(format: "  envelopes sealed (JSON out), %d cores     : %10.0f envelopes/s", cores, envelopesAllCores))
-        print(String(format: "  ratio envelope / raw RSA (1 core)         : %10.3f (target >= 0.9)", ratio))
-        print(String(format: "  all-core scaling                          : %10.2fx", envelopesAllCores / envelopesOneCore))
+        StandardStreams.write(line: "bench crypto: RSA-2048, \(plaintext.count)-byte JSON plaintext, \(seconds) s per figure, \(cores) cores")
+        StandardStreams.write(line: String(format: "  raw RSA-OAEP-SHA1 public encrypt, 1 core : %10.0f ops/s", rawOneCore))
+        StandardStreams.write(line: String(format: "  envelopes sealed (JSON out), 1 core      : %10.0f envelopes/s", envelopesOneCore))
+        StandardStreams.write(line: String(format: "  envelopes sealed (binary parts), 1 core  : %10.0f envelopes/s", binaryOneCore))
+        StandardStreams.write(line: String(format: "  envelopes sealed (JSON out), %d cores     : %10.0f envelopes/s", cores, envelopesAllCores))
+        StandardStreams.write(line: String(format: "  ratio envelope / raw RSA (1 core)         : %10.3f (target >= 0.9)", ratio))
+        StandardStreams.write(line: String(format: "  all-core scaling                          : %10.2fx", envelopesAllCores / envelopesOneCore))
     }
 
     /// The all-core envelope rate alone, for `bench pipeline`'s crypto ceiling.

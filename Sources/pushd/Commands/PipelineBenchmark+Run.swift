@@ -13,6 +13,7 @@ final class PipelineRun {
     let amqp: AMQPConnection
     let admin: HTTP2Client
     var recipients: [String] = []
+    var workerLogs: [URL] = []
     static let recipientsPerJob = 50
     static let bundle = "com.example.app"
     static let project = "demo-project"
@@ -108,7 +109,10 @@ final class PipelineRun {
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             process.arguments = ["worker"]
             process.environment = environment
-            process.standardError = FileHandle.nullDevice
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-worker-\(UUID().uuidString.prefix(4)).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: log)
+            workerLogs.append(log)
             try process.run()
             return process
         }
@@ -131,10 +135,18 @@ final class PipelineRun {
         _ = try await admin.send(HTTPRequest(method: .post, url: setup.adminURL + "/reset"))
     }
 
-    func waitForAccepted(_ count: Int, timeout: Duration = .seconds(600)) async throws {
+    func waitForAccepted(_ count: Int, timeout: Duration = .seconds(300)) async throws {
         let deadline = ContinuousClock.now + timeout
-        while try await accepted() < count {
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("timed out: \(try await accepted()) of \(count) accepted") }
+        var last = -1
+        var lastChange = ContinuousClock.now
+        while true {
+            let now = try await accepted()
+            if now >= count { return }
+            if now != last { (last, lastChange) = (now, .now) }
+            guard ContinuousClock.now < deadline, ContinuousClock.now - lastChange < .seconds(30) else {
+                let tail = workerLogs.last.flatMap { try? String(contentsOf: $0, encoding: .utf8) }?.suffix(1500) ?? ""
+                throw BenchmarkError("stalled: \(now) of \(count) pushes accepted; last worker log:\n\(tail)")
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
     }

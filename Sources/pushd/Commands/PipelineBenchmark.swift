@@ -35,20 +35,20 @@ enum PipelineBenchmark {
         let bench: PipelineRun
         do { bench = try await PipelineRun(setup: setup) } catch { throw .failure("set-up failed: \(error)") }
         do {
-            print("bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
+            StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
             let oneWorker = try await bench.throughput(deliveries: deliveries, workers: 1)
-            print(String(format: "  1 worker : %8.0f deliveries/s (%d deliveries, queued before start)", oneWorker, deliveries))
+            StandardStreams.write(line: String(format: "  1 worker : %8.0f deliveries/s (%d deliveries, queued before start)", oneWorker, deliveries))
             let twoWorkers = try await bench.throughput(deliveries: deliveries, workers: 2)
-            print(String(format: "  2 workers: %8.0f deliveries/s", twoWorkers))
+            StandardStreams.write(line: String(format: "  2 workers: %8.0f deliveries/s", twoWorkers))
             let best = max(oneWorker, twoWorkers)
             let (p50, p99, rate) = try await bench.latency(rate: best / 2, seconds: 10)
-            print(String(format: "  latency publish → accepted at %.0f deliveries/s (half the maximum): p50 %.1f ms, p99 %.1f ms", rate, p50, p99))
+            StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s (half the maximum): p50 %.1f ms, p99 %.1f ms", rate, p50, p99))
             let peak = try await bench.peakMemory(backlog: backlog)
-            print(String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB", backlog, Double(peak) / 1_048_576))
+            StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB", backlog, Double(peak) / 1_048_576))
             let ceiling = try await bench.h2loadCeiling()
             let crypto = bench.cryptoLimit()
-            print(String(format: "  ceilings: emulator (h2load) %.0f req/s, crypto (all cores) %.0f envelopes/s", ceiling, crypto))
-            print(String(format: "  ratio: %.3f of the lower ceiling", best / min(ceiling, crypto)))
+            StandardStreams.write(line: String(format: "  ceilings: emulator (h2load) %.0f req/s, crypto (all cores) %.0f envelopes/s", ceiling, crypto))
+            StandardStreams.write(line: String(format: "  ratio: %.3f of the lower ceiling", best / min(ceiling, crypto)))
         } catch {
             await bench.tearDown()
             throw .failure("\(error)")

@@ -61,7 +61,7 @@ extension StoreBenchmark {
     }
 
     /// Runs `body` for every element with `concurrency` tasks; returns elements per second.
-    static func forEach<Element: Sendable>(
+    static func concurrently<Element: Sendable>(
         _ elements: [Element], concurrency: Int, _ body: @escaping @Sendable (Element) async throws(StoreError) -> Void
     ) async throws(StoreError) -> Double {
         let clock = ContinuousClock()

@@ -21,7 +21,9 @@ enum StoreBenchmark {
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(arguments, options: ["devices", "seconds", "concurrency", "database-url"])
         let options = Options(
-            devices: try parsed.integer("devices", default: 10_000, minimum: 2),
+            // Enough rows that a 1,000-recipient batch is a small share of the table, as in
+            // production, so the planner takes the index as it would there.
+            devices: try parsed.integer("devices", default: 50_000, minimum: 2),
             seconds: try parsed.double("seconds", default: 3),
             concurrency: try parsed.integer("concurrency", default: 4))
         var configuration = try parsed.storeConfiguration()
@@ -57,10 +59,14 @@ enum StoreBenchmark {
             for (index, recipient) in recipients.enumerated() {
                 registrations += try seedRegistrations(recipient: recipient, index: index, run: run, app: app, key: key)
             }
-            let registerRate = try await forEach(registrations, concurrency: options.concurrency) { registration throws(StoreError) in
+            let registerRate = try await concurrently(registrations, concurrency: options.concurrency) { registration throws(StoreError) in
                 _ = try await registry.register(registration)
             }
             print(String(format: "  register (pushd_register_device)   : %10.0f registrations/s", registerRate))
+            // Steady state, as autovacuum would leave it after a bulk load: without fresh
+            // statistics the planner takes the new app ids for rare and scans by app, not by
+            // recipient (measured: 4.5 ms instead of 0.7 ms for 100 recipients).
+            _ = try await pool.query("ANALYZE devices")
 
             for batch in batchSizes where batch <= recipients.count {
                 let figures = try await lookups(registry: registry, app: app, recipients: recipients, batch: batch, options: options)
