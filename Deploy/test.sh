@@ -20,20 +20,31 @@ bash Deploy/emulator/test.sh -q 2>&1 | tail -n 3
 
 log "building"
 swift build --build-tests 2>&1 | tail -n 3
-log "running swift test"
-log_file="$PUSHD_STATE_DIR/last-test-run.log"
-set +e
-swift test --skip-build >"$log_file" 2>&1
-status=$?
-set -e
-# Show failures and summaries, not one line per passing test.
-grep -vE '^(◇ |↳ |✔ Test ")|^\[|Executed 0 tests|Test Suite .*(started|passed) at' "$log_file" || true
-summary=$(grep -E 'Test run with [0-9]+ tests' "$log_file" | tail -n 1)
-total=$(sed -nE 's/.*Test run with ([0-9]+) tests.*/\1/p' <<<"$summary")
-failed=$(grep -cE '^✘ Test ".*failed after' "$log_file" || true)
-if [ -z "$total" ]; then
-    log "swift test printed no summary (exit $status): see $log_file"
-    exit 1
-fi
-echo "swift test: $((total - failed)) passed, $failed failed"
+# Two runs: everything in parallel, then the fault tests alone (they restart the shared
+# PostgreSQL and RabbitMQ, which would disturb tests running beside them).
+run_tests() {  # label, log file, swift test arguments…
+    local label=$1 log_file=$2; shift 2
+    log "running swift test ($label)"
+    set +e
+    swift test --skip-build "$@" >"$log_file" 2>&1
+    local status=$?
+    set -e
+    # Show failures and summaries, not one line per passing test.
+    grep -vE '^(◇ |↳ |✔ Test ")|^\[|Executed 0 tests|Test Suite .*(started|passed) at' "$log_file" || true
+    local summary total failed
+    summary=$(grep -E 'Test run with [0-9]+ tests' "$log_file" | tail -n 1)
+    total=$(sed -nE 's/.*Test run with ([0-9]+) tests.*/\1/p' <<<"$summary")
+    failed=$(grep -cE '^✘ Test ".*failed after' "$log_file" || true)
+    if [ -z "$total" ]; then
+        log "swift test ($label) printed no summary (exit $status): see $log_file"
+        return 1
+    fi
+    passed_total=$((passed_total + total - failed))
+    failed_total=$((failed_total + failed))
+    return "$status"
+}
+passed_total=0 failed_total=0 status=0
+run_tests "all but the fault tests" "$PUSHD_STATE_DIR/last-test-run.log" --skip FaultTests || status=1
+PUSHD_FAULT_TESTS=1 run_tests "fault tests" "$PUSHD_STATE_DIR/last-fault-test-run.log" --filter FaultTests || status=1
+echo "swift test: $passed_total passed, $failed_total failed"
 exit "$status"
