@@ -42,7 +42,7 @@ public actor PostgresConnection {
     /// Opens a connection on a new dedicated thread. `PQconnectdbParams` blocks that thread,
     /// bounded by the configuration's connect timeout.
     public static func connect(
-        configuration: StoreConfiguration, name: String = "pg", logger: Logger
+        configuration: StoreConfiguration, name: String = "pg", logger: Logger = Logger(label: "pushd.store")
     ) async throws(StoreError) -> PostgresConnection {
         try await connect(configuration: configuration, name: name, logger: logger, counters: nil)
     }
@@ -61,7 +61,7 @@ public actor PostgresConnection {
     }
 
     private func open(_ keywords: [(String, String)]) throws(StoreError) {
-        let connection = withCStringArrays(keywords) { PQconnectdbParams($0, $1, 0) }
+        let connection = connectWithParameters(keywords)
         guard let connection else { throw .connectionFailed("libpq could not allocate a connection") }
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.errorMessage(connection)
@@ -121,12 +121,16 @@ public actor PostgresConnection {
     /// the end of the stream after the message is seen too), before a statement is sent.
     func probe() -> Bool {
         guard let handle, isUsable else { return false }
+        assert(onOwnThread, "libpq call off the connection's thread")
         for _ in 0..<8 {
             guard PQstatus(handle) == CONNECTION_OK, PQsocket(handle) >= 0 else { break }
             var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, 0)
             if ready == 0 { return true }
-            if ready < 0 { return errno == EINTR ? probe() : true }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return true
+            }
             guard PQconsumeInput(handle) == 1 else { break }
         }
         guard PQstatus(handle) != CONNECTION_OK else { return true }
@@ -156,11 +160,9 @@ public actor PostgresConnection {
     }
 }
 
-/// Calls `body` with NULL-terminated C arrays of the keys and the values, valid for the call.
-private func withCStringArrays<Result>(
-    _ pairs: [(String, String)],
-    _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Result
-) -> Result {
+/// `PQconnectdbParams` with NULL-terminated C arrays of the keywords and values.
+/// `expand_dbname` is 0: a database name is only ever a name, never parsed as a URL.
+private func connectWithParameters(_ pairs: [(String, String)]) -> OpaquePointer? {
     let keys: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.0) } + [nil]
     let values: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.1) } + [nil]
     defer {
@@ -171,8 +173,8 @@ private func withCStringArrays<Result>(
     let constValues = values.map { $0.map { UnsafePointer($0) } }
     return constKeys.withUnsafeBufferPointer { keyBuffer in
         constValues.withUnsafeBufferPointer { valueBuffer in
-            // Both arrays hold at least the terminating nil, so their storage exists.
-            body(keyBuffer.baseAddress.unsafelyUnwrapped, valueBuffer.baseAddress.unsafelyUnwrapped)
+            guard let keyBase = keyBuffer.baseAddress, let valueBase = valueBuffer.baseAddress else { return nil }
+            return PQconnectdbParams(keyBase, valueBase, 0)
         }
     }
 }

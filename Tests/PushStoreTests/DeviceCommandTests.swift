@@ -18,15 +18,15 @@ struct DeviceCommandTests {
             try TestKeys.rsa1024.write(to: bad, atomically: true, encoding: .utf8)
             let environment = TestDatabase.childEnvironment(for: configuration)
             let token = TestKeys.apnsToken()
-            func register(_ key: URL) async throws -> ChildProcess.Result {
-                try await runProcess(BuildProducts.pushd, [
+            func register(_ key: URL) async throws -> ToolResult {
+                try await runTool(BuildProducts.pushd, [
                     "device", "register", "--recipient", "cli-user", "--platform", "ios", "--app", "com.example.cli",
                     "--environment", "sandbox", "--token", token, "--public-key-file", key.path, "--app-version", "3.0",
                 ], environment: environment)
             }
             let created = try await register(first)
-            #expect(created.status == 0, "\(created.errorText)")
-            let fields = Dictionary(uniqueKeysWithValues: created.outputText.split(whereSeparator: \.isWhitespace).compactMap { pair -> (String, String)? in
+            #expect(created.status == 0, "\(created.errors)")
+            let fields = Dictionary(uniqueKeysWithValues: created.output.split(whereSeparator: \.isWhitespace).compactMap { pair -> (String, String)? in
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
             })
@@ -37,12 +37,12 @@ struct DeviceCommandTests {
 
             let rotated = try await register(second)
             #expect(rotated.status == 0)
-            #expect(rotated.outputText.contains("key_rotated=true created=false"))
-            #expect(rotated.outputText.contains("device_id=\(fields["device_id"] ?? "?") "))
+            #expect(rotated.output.contains("key_rotated=true created=false"))
+            #expect(rotated.output.contains("device_id=\(fields["device_id"] ?? "?") "))
 
             let refused = try await register(bad)
             #expect(refused.status == 1)
-            #expect(refused.errorText.contains(PublicKeyError.tooSmall(bits: 1024).description))
+            #expect(refused.errors.contains(PublicKeyError.tooSmall(bits: 1024).description))
         }
     }
 }

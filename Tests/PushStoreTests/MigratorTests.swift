@@ -56,12 +56,12 @@ struct MigratorTests {
         try await TestDatabase.withScratchDatabase { configuration in
             // Hold the migration lock so both processes are provably waiting at the same time,
             // then let them race for it.
-            let holder = try await PostgresConnection.connect(configuration: configuration, logger: .init(label: "test"))
+            let holder = try await PostgresConnection.connect(configuration: configuration)
             _ = try await holder.query("SELECT pg_advisory_lock(\(Migrator.advisoryLockKey))")
             let environment = TestDatabase.childEnvironment(for: configuration)
             let migrations = BuildProducts.repositoryRoot.appendingPathComponent("Schemas/sql").path
             let processes = (0..<2).map { _ in
-                Task { try await runProcess(BuildProducts.pushd, ["migrate", "--migrations", migrations], environment: environment) }
+                Task { try await runTool(BuildProducts.pushd, ["migrate", "--migrations", migrations], environment: environment) }
             }
             let database = try #require(configuration.databaseName)
             try await waitUntil("both processes wait for the migration lock") {
@@ -72,14 +72,14 @@ struct MigratorTests {
             }
             _ = try await holder.query("SELECT pg_advisory_unlock(\(Migrator.advisoryLockKey))")
             await holder.close()
-            var results: [ChildProcess.Result] = []
+            var results: [ToolResult] = []
             for process in processes { results.append(try await process.value) }
             for result in results {
-                #expect(result.status == 0, "pushd migrate failed: \(result.errorText)")
+                #expect(result.status == 0, "pushd migrate failed: \(result.errors)")
             }
             let files = try TestDatabase.repositoryMigrations()
-            let counts = results.map { $0.outputText.components(separatedBy: "\n").filter { $0.hasPrefix("applied ") }.count }
-            #expect(counts.sorted() == [0, files.count], "one process applies everything, the other finds it done: \(results.map(\.outputText))")
+            let counts = results.map { $0.output.components(separatedBy: "\n").filter { $0.hasPrefix("applied ") }.count }
+            #expect(counts.sorted() == [0, files.count], "one process applies everything, the other finds it done: \(results.map(\.output))")
             let rows = try await appliedRows(configuration)
             #expect(rows.map(\.version) == files.map(\.version))
         }
@@ -159,10 +159,8 @@ struct MigratorTests {
 
     @Test("pushd migrate without a database says how to give one and exits 64")
     func cliWithoutDatabase() async throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["PUSHD_DATABASE_URL"] = ""
-        let result = try await runProcess(BuildProducts.pushd, ["migrate"], environment: environment)
+        let result = try await runTool(BuildProducts.pushd, ["migrate"], environment: ["PUSHD_DATABASE_URL": ""])
         #expect(result.status == 64)
-        #expect(result.errorText.contains("PUSHD_DATABASE_URL"))
+        #expect(result.errors.contains("PUSHD_DATABASE_URL"))
     }
 }

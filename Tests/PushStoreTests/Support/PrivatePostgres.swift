@@ -75,11 +75,11 @@ final class PrivatePostgres: Sendable {
     private func pg(_ tool: String, _ arguments: [String]) async throws {
         let path = "\(binDirectory)/\(tool)"
         let result = runAsPostgresUser
-            ? try await runProcess("/usr/sbin/runuser", ["-u", "postgres", "--", path] + arguments)
-            : try await runProcess(path, arguments)
+            ? try await runTool("/usr/sbin/runuser", ["-u", "postgres", "--", path] + arguments)
+            : try await runTool(path, arguments)
         guard result.status == 0 else {
             let log = (try? String(contentsOfFile: logFile, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
-            throw TestSetupError("\(tool) \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.errorText)\(result.outputText)\n\(log)")
+            throw TestSetupError("\(tool) \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.errors)\(result.output)\n\(log)")
         }
     }
 
