@@ -27,6 +27,8 @@ struct JobResult: Sendable {
     /// Events, a retry job and dead letters this job caused, all to be confirmed by the
     /// broker before the job is acked.
     var publishes: [PublishRequest] = []
+    /// The job itself was refused (malformed, oversize): its one publish is the dead letter.
+    var refused = false
 }
 
 /// Turns one job message into pushes: validates, resolves devices in one query, seals the
@@ -72,7 +74,7 @@ final class JobProcessor: Sendable {
             logger.warning("oversize job dead-lettered", ["bytes": .int(message.body.count), "message_id": .string(message.messageID ?? "")])
             metrics.deadLetters.increment("oversize")
             let reason = "oversize job: \(message.body.count) bytes, the limit is \(Self.maximumJobBytes)"
-            return JobResult(settlement: .ack, publishes: [deadLetter(body: message.body, reason: reason, message: message)])
+            return JobResult(settlement: .ack, publishes: [deadLetter(body: message.body, reason: reason, message: message)], refused: true)
         }
         let job: NotificationJob
         do {
@@ -80,7 +82,9 @@ final class JobProcessor: Sendable {
         } catch {
             logger.warning("malformed job dead-lettered", ["reason": .string(error.description), "message_id": .string(message.messageID ?? "")])
             metrics.deadLetters.increment("malformed")
-            return JobResult(settlement: .ack, publishes: [deadLetter(body: message.body, reason: "malformed job: \(error.description)", message: message)])
+            return JobResult(
+                settlement: .ack, publishes: [deadLetter(body: message.body, reason: "malformed job: \(error.description)", message: message)],
+                refused: true)
         }
         let log = logger.with(["job_id": .string(job.jobID), "attempt": .int(job.retry?.attempt ?? 1)])
 

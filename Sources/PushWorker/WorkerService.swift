@@ -87,8 +87,7 @@ public final class WorkerService: Service {
                 }
             }
             _ = await message.ack()
-            let deadLettered = result.publishes.contains { $0.exchange.hasSuffix(".dead") } && result.publishes.count == 1
-            metrics.jobsCompleted.increment(deadLettered ? "dead_lettered" : "acked")
+            metrics.jobsCompleted.increment(result.refused ? "dead_lettered" : "acked")
         }
     }
 }
