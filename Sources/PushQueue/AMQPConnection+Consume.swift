@@ -8,9 +8,7 @@ extension AMQPConnection {
     /// must exist (`.channelClosedByBroker` 404 otherwise).
     public nonisolated func consume(queue: String, prefetch: UInt16 = 32, consumerTag: String? = nil) async throws(QueueError) -> QueueConsumer {
         wakeup.announce()
-        return try await onConnectionThread { () throws(QueueError) in
-            try await performConsume(queue: queue, prefetch: prefetch, consumerTag: consumerTag)
-        }
+        return try await performConsume(queue: queue, prefetch: prefetch, consumerTag: consumerTag)
     }
 
     private func performConsume(queue: String, prefetch: UInt16, consumerTag: String?) throws(QueueError) -> QueueConsumer {
@@ -29,8 +27,11 @@ extension AMQPConnection {
             try raw.consume(queue: queue, consumerTag: tag, prefetch: prefetch)
         }
         let (stream, continuation) = AsyncThrowingStream<QueueMessage, any Error>.makeStream()
+        // The sequence ended: dropped, its task cancelled, or finished by us. Stop the
+        // broker's deliveries to it (a no-op if already stopped).
         continuation.onTermination = { [weak self] _ in
-            Task { await self?.consumerTerminated(id) }
+            guard let self else { return }
+            Task { await self.cancelConsumer(id) }
         }
         consumers[id] = ConsumerRecord(id: id, queue: queue, tag: tag, prefetch: prefetch, continuation: continuation,
                                        active: raw?.failure == nil && raw != nil)
@@ -41,16 +42,11 @@ extension AMQPConnection {
 
     nonisolated func cancelConsumer(_ id: UInt64) async {
         wakeup.announce()
-        await onConnectionThread { await performCancel(id) }
+        await performCancel(id)
     }
 
     private func performCancel(_ id: UInt64) {
         wakeup.arrived()
-        stopConsumer(id)
-    }
-
-    /// The consumer's sequence was dropped or its task cancelled: stop deliveries to it.
-    private func consumerTerminated(_ id: UInt64) {
         stopConsumer(id)
     }
 

@@ -1,14 +1,17 @@
 extension AMQPConnection {
     /// Serves the connection until it fails or is closed; returns why it stopped.
     ///
-    /// Each turn lets announced callers (publish, ack, …) run first, then reads what the
-    /// broker sent without blocking, and only blocks in `poll` when nobody is waiting. At
-    /// least every `pollInterval` it calls rabbitmq-c with a short timeout so that heartbeats
-    /// are sent and missing ones are detected even while the connection is busy.
+    /// Each turn lets announced actor calls run first, sends what was posted to the mailbox
+    /// (publishes, acks), then reads what the broker sent, and only blocks in `poll` when
+    /// nobody is waiting. At least every `pollInterval` it calls rabbitmq-c with a short
+    /// timeout so that heartbeats are sent and missing ones are detected even while the
+    /// connection is busy, and fails publishes whose confirm is overdue.
     func serve() async -> QueueError {
         var lastHeartbeatService = ContinuousClock.now
         while true {
-            if wakeup.hasAnnounced { await Task.yield() }
+            // Other jobs of this actor first: announced callers, and waiters resumed by the
+            // connect that just happened.
+            await Task.yield()
             guard let raw else { return .notConnected(lastError: nil) }
             if closing && (confirms.waitingCount == 0 || ContinuousClock.now >= closeDeadline) { return .closed }
             processMailbox(raw)
@@ -34,8 +37,6 @@ extension AMQPConnection {
             } catch {
                 return error
             }
-            // Lets other jobs of this actor run (resumed waiters, consumer bookkeeping).
-            await Task.yield()
         }
     }
 

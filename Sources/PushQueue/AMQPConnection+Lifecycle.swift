@@ -1,12 +1,16 @@
 extension AMQPConnection {
     /// Starts connecting in the background and returns at once; reconnects for as long as the
     /// connection is open. Calling it again does nothing.
-    public func start() {
+    public nonisolated func start() async {
+        wakeup.announce()
+        await performStart()
+    }
+
+    private func performStart() {
+        wakeup.arrived()
         guard lifecycle == nil, !closing else { return }
         logger.info("amqp connection starting")
-        // With the connection's executor as the task's preferred executor, awaiting inside
-        // the actor does not hop through the executor's queue (see `onConnectionThread`).
-        lifecycle = Task(executorPreference: executor) { await self.maintainConnection() }
+        lifecycle = Task { await self.maintainConnection() }
     }
 
     /// Connect, serve, and after any failure tear down, wait out the backoff and connect
@@ -95,8 +99,19 @@ extension AMQPConnection {
 
     /// Drops the dead connection: outstanding confirms fail (retryable, outcome unknown),
     /// its deliveries become stale, its consumers wait for the next connection.
-    func tearDown(after failure: QueueError) {
-        // Refuse new work first, then answer what was posted and never sent.
+    func tearDown(after failure: QueueError, finalState: ConnectionStatus.State? = nil) {
+        // The status first, so that whoever is woken below already sees the connection down.
+        updateStatus {
+            if let finalState {
+                $0.state = finalState
+            } else {
+                $0.state = .reconnecting
+                $0.lastError = failure
+            }
+            $0.connectedSince = nil
+            $0.blockedReason = nil
+        }
+        // Refuse new work, then answer what was posted and never sent.
         let refusal = closing ? QueueError.closed : terminalError ?? .notConnected(lastError: failure.description)
         for item in mailbox.shut(refusal) { item.refuse(refusal) }
         resolve(confirms.failAll(.confirmationUnknown(reason: failure.description)))
@@ -104,21 +119,15 @@ extension AMQPConnection {
         for id in consumers.keys { consumers[id]?.active = false }
         raw = nil
         blockedReason = nil
-        updateStatus {
-            $0.lastError = failure
-            $0.connectedSince = nil
-            $0.blockedReason = nil
-        }
     }
 
     private func finishLifecycle() {
         if let raw, raw.failure == nil {
             raw.close(timeout: .seconds(2))
         }
-        tearDown(after: .closed)
+        tearDown(after: terminalError ?? .closed, finalState: terminalError == nil ? .closed : .failed)
         for id in consumers.keys.sorted() { finishConsumer(id, error: terminalError) }
         lifecycleFinished = true
-        if closing { updateStatus { $0.state = .closed } }
         resumeConnectWaiters(.failure(terminalError ?? .closed))
         let waiters = terminationWaiters
         terminationWaiters.removeAll()
@@ -134,21 +143,25 @@ extension AMQPConnection {
         let id = nextWaiterID()
         let timer = Task {
             do { try await Task.sleep(for: timeout) } catch { return }
+            self.wakeup.announce()
             await self.expireConnectWaiter(id, after: timeout)
         }
         defer { timer.cancel() }
         wakeup.announce()
-        try await onConnectionThread { () async throws(QueueError) in try await awaitConnection(id).get() }
+        try await awaitConnection(id).get()
     }
 
     private func awaitConnection(_ id: UInt64) async -> Result<Void, QueueError> {
         wakeup.arrived()
-        if expiredConnectWaiters.remove(id) != nil { return .failure(.timedOut("waiting for the AMQP connection")) }
-        // Decided inside the continuation's body, which runs on this actor: an await may
-        // let other jobs (a connect) run before it, so anything checked earlier could be
-        // stale by then.
+        // Decided inside the continuation's body, which runs on this actor: the runtime may
+        // hop through the executor's queue on the way in (see `announcedSuspension`), so
+        // anything checked before could be stale by then.
+        announcedSuspension()
         return await withCheckedContinuation { continuation in
-            if let result = connectionOutcome() {
+            wakeup.arrived()
+            if expiredConnectWaiters.remove(id) != nil {
+                continuation.resume(returning: .failure(.timedOut("waiting for the AMQP connection")))
+            } else if let result = connectionOutcome() {
                 continuation.resume(returning: result)
             } else {
                 connectWaiters[id] = continuation
@@ -165,6 +178,7 @@ extension AMQPConnection {
     }
 
     private func expireConnectWaiter(_ id: UInt64, after timeout: Duration) {
+        wakeup.arrived()
         guard let waiter = connectWaiters.removeValue(forKey: id) else {
             // Not registered yet (the connection thread was busy): refuse it when it comes.
             expiredConnectWaiters.insert(id)
@@ -189,7 +203,7 @@ extension AMQPConnection {
     /// this returns `.stale`.
     public nonisolated func close() async {
         wakeup.announce()
-        await onConnectionThread { await performClose() }
+        await performClose()
     }
 
     private func performClose() async {
@@ -211,8 +225,16 @@ extension AMQPConnection {
 
     /// Returns when the connection has stopped for good: nil after `close()`, the error if
     /// it gave up.
-    func terminated() async -> QueueError? {
-        await withCheckedContinuation { continuation in
+    nonisolated func terminated() async -> QueueError? {
+        wakeup.announce()
+        return await awaitTermination()
+    }
+
+    private func awaitTermination() async -> QueueError? {
+        wakeup.arrived()
+        announcedSuspension()
+        return await withCheckedContinuation { continuation in
+            wakeup.arrived()
             if lifecycleFinished {
                 continuation.resume(returning: terminalError)
             } else {

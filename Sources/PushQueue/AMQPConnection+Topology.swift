@@ -3,36 +3,30 @@ extension AMQPConnection {
     /// creation do this by themselves on every connect.
     public nonisolated func declare(_ topology: Topology, mode: TopologyMode = .declare) async throws(QueueError) {
         wakeup.announce()
-        try await onConnectionThread { () throws(QueueError) in
-            try await performAdmin { raw throws(QueueError) in try Self.declare(topology, mode: mode, on: raw) }
-        }
+        try await performAdmin { raw throws(QueueError) in try Self.declare(topology, mode: mode, on: raw) }
     }
 
     /// Deletes the topology's queues (with their messages) and exchanges; missing ones are
     /// skipped. For tests and benchmarks that declared a scratch copy.
     public nonisolated func delete(_ topology: Topology) async throws(QueueError) {
         wakeup.announce()
-        try await onConnectionThread { () throws(QueueError) in try await performAdmin { raw throws(QueueError) in
+        try await performAdmin { raw throws(QueueError) in
             for queue in topology.queues { try Self.ignoringMissing { () throws(QueueError) in _ = try raw.delete(queue: queue.name) } }
             for exchange in topology.exchanges { try Self.ignoringMissing { () throws(QueueError) in try raw.delete(exchange: exchange.name) } }
-        } }
+        }
     }
 
     /// Ready messages and consumers of `queue` (a passive declare).
     public nonisolated func statistics(queue: String) async throws(QueueError) -> QueueStatistics {
         wakeup.announce()
-        return try await onConnectionThread { () throws(QueueError) in
-            try await performAdmin { raw throws(QueueError) in try raw.inspect(queue: queue) }
-        }
+        return try await performAdmin { raw throws(QueueError) in try raw.inspect(queue: queue) }
     }
 
     /// Removes the ready messages of `queue`; returns how many.
     @discardableResult
     public nonisolated func purge(queue: String) async throws(QueueError) -> Int {
         wakeup.announce()
-        return try await onConnectionThread { () throws(QueueError) in
-            try await performAdmin { raw throws(QueueError) in try raw.purge(queue: queue) }
-        }
+        return try await performAdmin { raw throws(QueueError) in try raw.purge(queue: queue) }
     }
 
     private func performAdmin<Result: Sendable>(

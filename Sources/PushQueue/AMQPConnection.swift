@@ -21,7 +21,7 @@ import Synchronization
 ///     let connection = try AMQPConnection(configuration: try AMQPConfiguration(url: url), topology: .production)
 ///     await connection.start()
 ///     try await connection.waitUntilConnected(timeout: .seconds(30))
-///     try await connection.publish(message, exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey)
+///     try await connection.publish(message, exchange: Topology.production.jobsExchange, routingKey: Topology.jobRoutingKey)
 ///
 /// In a `ServiceGroup` the connection is a `Service`: start it before the services that use
 /// it, so that it is stopped after them.
@@ -96,22 +96,15 @@ public actor AMQPConnection {
         statusStore.update(change)
     }
 
-    /// Runs `operation` with the connection thread as the task's preferred executor.
+    /// Announces the job that an await inside the actor may become.
     ///
-    /// `DedicatedThreadExecutor` runs every job as a task executor as well. A task without
-    /// that preference therefore hops through the executor's queue at each await inside the
-    /// actor, even into a method of the same actor (measured: a job queued meanwhile runs
-    /// between an isolated method and the body of its `withCheckedContinuation`). With the
-    /// preference those awaits continue in place. Correctness never depends on this — what
-    /// must be atomic is decided in one synchronous stretch — only speed does.
-    nonisolated func onConnectionThread<T: Sendable>(
-        _ operation: () async throws(QueueError) -> T
-    ) async throws(QueueError) -> T {
-        try await withTaskExecutorPreference(executor, operation: operation)
-    }
-
-    nonisolated func onConnectionThread<T: Sendable>(_ operation: () async -> T) async -> T {
-        await withTaskExecutorPreference(executor, operation: operation)
+    /// `DedicatedThreadExecutor` runs jobs as a task executor too, so for a task without that
+    /// preference the runtime may hop through the executor's queue at an await inside the
+    /// actor, even into its own `withCheckedContinuation` (measured: a job queued meanwhile
+    /// runs in between). Such a job must not wait behind the event loop's `poll`; the body
+    /// that follows calls `wakeup.arrived()` first.
+    func announcedSuspension() {
+        wakeup.announce()
     }
 
     nonisolated func nextWaiterID() -> UInt64 {

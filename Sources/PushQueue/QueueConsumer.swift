@@ -4,6 +4,10 @@
 /// yielded (settle them as usual), and throws `QueueError` if the broker cancels the
 /// consumer (queue deleted) or the connection gives up. Reconnects do not end it.
 /// One task iterates it; several tasks may settle the messages it yields.
+///
+/// Dropping the sequence or cancelling the task that iterates it cancels the consumer too;
+/// messages it had buffered but not yet yielded then stay unacknowledged until the
+/// connection closes, when the broker requeues them. Prefer `cancel()` and draining.
 public struct QueueConsumer: AsyncSequence, Sendable {
     public typealias Element = QueueMessage
 

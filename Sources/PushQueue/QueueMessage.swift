@@ -52,7 +52,9 @@ public struct QueueMessage: Sendable {
 
 /// What became of an `ack`, `nack` or `reject`.
 public enum Settlement: Sendable, Hashable {
-    /// Sent to the broker on the channel that delivered the message.
+    /// Accepted for the channel that delivered the message; the connection thread sends it
+    /// on its next turn. (Should that channel die first, the broker redelivers the message,
+    /// as it would had the ack been lost on the wire.)
     case settled
     /// That channel is gone; the broker will redeliver the message. Nothing was sent.
     case stale

@@ -31,6 +31,7 @@ final class RawConnection {
         self.state = state
         self.configuration = configuration
         try openSocket()
+        limitUnacknowledgedSends()
         try login()
         _ = amqp_channel_open(state, Self.dataChannel)
         try check(amqp_get_rpc_reply(state), "channel.open", channel: Self.dataChannel)
@@ -127,6 +128,19 @@ final class RawConnection {
                 throw .connectFailed(endpoint: endpoint, reason: reason)
             }
         }
+    }
+
+    /// rabbitmq-c waits without limit for a full socket buffer to drain. Should the broker's
+    /// host vanish without closing the connection (a partition, a dead VM), a publish would
+    /// then block this thread for the kernel's retransmission timeout (15 minutes or more),
+    /// and heartbeats could not be checked meanwhile. TCP_USER_TIMEOUT makes the kernel
+    /// drop the connection once sent data has gone unacknowledged for two heartbeats.
+    private func limitUnacknowledgedSends() {
+        let descriptor = socketDescriptor
+        guard descriptor >= 0 else { return }
+        let heartbeat = configuration.heartbeat > .zero ? configuration.heartbeat : .seconds(60)
+        var milliseconds = UInt32(clamping: Topology.milliseconds(heartbeat * 2 + .seconds(5)))
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_USER_TIMEOUT, &milliseconds, socklen_t(MemoryLayout<UInt32>.size))
     }
 
     private func login() throws(QueueError) {

@@ -80,6 +80,28 @@ struct ConnectionTests {
         #expect(connection.status.state == .closed)
     }
 
+    @Test("as a Service it runs until shutdown is signalled, then closes; a permanent failure ends run with the error")
+    func service() async throws {
+        let connection = try AMQPConnection(configuration: Broker.configuration("service"), logger: Broker.logger("service"))
+        let shutdown = ShutdownSignal()
+        let running = Task { try await connection.run(shutdown: shutdown) }
+        try await connection.waitUntilConnected(timeout: .seconds(20))
+        #expect(connection.status.isHealthy)
+        shutdown.trigger()
+        try await running.value
+        #expect(connection.status.state == .closed)
+
+        var configuration = try Broker.configuration("service-refused")
+        configuration.password = "wrong"
+        let refused = try AMQPConnection(configuration: configuration, logger: Broker.logger("service-refused"))
+        await #expect {
+            try await refused.run(shutdown: ShutdownSignal())
+        } throws: { error in
+            if case QueueError.loginRefused = error { return true }
+            return false
+        }
+    }
+
     @Test("after close, publishing fails with closed and the status says closed")
     func closed() async throws {
         let connection = try await Broker.connect("closed")

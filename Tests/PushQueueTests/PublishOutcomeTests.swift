@@ -1,3 +1,4 @@
+import Foundation
 import PushQueue
 import Testing
 
@@ -37,6 +38,39 @@ struct PublishOutcomeTests {
             }
             #expect(try await connection.statistics(queue: topology.jobsQueue).messages == 26)
             try await connection.publish(Broker.message("{}"), exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey)
+        }
+    }
+
+    @Test("a full queue with reject-publish nacks the message: reported as rejectedByBroker")
+    func nackedWhenFull() async throws {
+        try await Broker.withScratchTopology("nacked") { topology, connection in
+            // A length limit from a policy scoped to this test's queue; the queue's own
+            // x-overflow: reject-publish turns the overflow into a basic.nack.
+            let policy = "\(topology.prefix)-full"
+            let pattern = "^" + NSRegularExpression.escapedPattern(for: topology.jobsQueue) + "$"
+            try Broker.rabbitmqctl(["set_policy", "--apply-to", "queues", policy, pattern, #"{"max-length":2}"#])
+            defer { _ = try? Broker.rabbitmqctl(["clear_policy", policy]) }
+
+            var outcome: QueueError?
+            var confirmed = 0
+            for index in 0..<200 where outcome == nil {
+                do throws(QueueError) {
+                    try await connection.publish(Broker.message("{}", id: "f-\(index)"), exchange: topology.jobsExchange,
+                                                 routingKey: Topology.jobRoutingKey)
+                    confirmed += 1
+                } catch {
+                    outcome = error
+                }
+            }
+            guard case .rejectedByBroker(let exchange, let key) = outcome else {
+                Issue.record("expected a nack once the queue held 2 messages, got \(String(describing: outcome))")
+                return
+            }
+            #expect(exchange == topology.jobsExchange && key == Topology.jobRoutingKey)
+            #expect(outcome?.isRetryable == true)
+            // Every confirmed message is there (some may predate the policy), the nacked one is not.
+            #expect(confirmed >= 2)
+            #expect(try await connection.statistics(queue: topology.jobsQueue).messages == confirmed)
         }
     }
 

@@ -9,3 +9,14 @@ func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async 
         }
     }
 }
+
+/// Waits until `condition` holds, checking every 20 ms, for state that announces no event
+/// (a connection's status). Returns false if it still does not hold after `timeout`.
+func eventually(within timeout: Duration, _ condition: @Sendable () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}

@@ -1,14 +1,17 @@
 import Foundation
 import PushQueue
 import PushRuntime
+import PushTestSupport
 
 /// The shared RabbitMQ the suites run against (`PUSHD_AMQP_URL`), and fresh, isolated
 /// topologies on it.
 enum Broker {
     struct MissingURL: Error, CustomStringConvertible {
+        var variable = "PUSHD_AMQP_URL"
+
         var description: String {
             """
-            PUSHD_AMQP_URL is not set. These tests need a real RabbitMQ: run `bash Deploy/test.sh`, \
+            \(variable) is not set. These tests need a real RabbitMQ: run `bash Deploy/test.sh`, \
             or `bash Deploy/local/services.sh start && eval "$(bash Deploy/local/services.sh env)"` \
             before `swift test`.
             """
@@ -77,6 +80,25 @@ enum Broker {
         }
         try await connection.delete(topology)
         await connection.close()
+    }
+
+    /// `rabbitmqctl` against the shared node (`PUSHD_RABBITMQCTL`, from services.sh env), for
+    /// policies scoped to a test's own queues. Never for anything node-wide.
+    @discardableResult
+    static func rabbitmqctl(_ arguments: [String]) throws -> ChildProcess.Result {
+        guard let command = ProcessInfo.processInfo.environment["PUSHD_RABBITMQCTL"], !command.isEmpty else {
+            throw MissingURL(variable: "PUSHD_RABBITMQCTL")
+        }
+        let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+        let result = try ChildProcess.run("/bin/sh", ["-c", "\(command) \(quoted)"])
+        guard result.status == 0 else {
+            throw CommandFailed(description: "rabbitmqctl \(arguments.first ?? ""): \(result.errorText)\(result.outputText)")
+        }
+        return result
+    }
+
+    struct CommandFailed: Error, CustomStringConvertible {
+        let description: String
     }
 
     static func message(_ text: String, id: String? = nil, headers: [String: HeaderValue] = [:]) -> OutgoingMessage {

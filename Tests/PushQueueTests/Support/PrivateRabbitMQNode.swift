@@ -1,4 +1,5 @@
 import Foundation
+import PushQueue
 import PushTestSupport
 
 /// A RabbitMQ node of one test's own, for faults that must not touch the shared broker
@@ -19,7 +20,7 @@ final class PrivateRabbitMQNode: Sendable {
     let amqpPort: Int
     let tlsPort: Int?
     let directory: URL
-    private let server: Process
+    private let server = ServerHandle()
 
     var amqpURL: String { "amqp://pushd:pushd@127.0.0.1:\(amqpPort)/%2f" }
     var caFile: String { directory.appendingPathComponent("ca.pem").path }
@@ -50,7 +51,7 @@ final class PrivateRabbitMQNode: Sendable {
                 throw Failure(description: "node \(node.nodeName) did not start: \(waited.errorText) \(node.serverLog)")
             }
         } catch {
-            node.stop()
+            node.abandon()
             throw error
         }
         return node
@@ -64,7 +65,6 @@ final class PrivateRabbitMQNode: Sendable {
         self.tlsPort = tlsPort
         self.distributionPort = distributionPort
         self.directory = directory
-        self.server = Process()
     }
 
     private var pidFile: String { directory.appendingPathComponent("node.pid").path }
@@ -92,6 +92,16 @@ final class PrivateRabbitMQNode: Sendable {
         ]
     }
 
+    /// A connected connection to this node (plain AMQP), with the test defaults of
+    /// `Broker.configuration` and whatever `configure` changes.
+    func connect(
+        _ name: String, topology: Topology? = nil, configure: (inout AMQPConfiguration) -> Void = { _ in }
+    ) async throws -> AMQPConnection {
+        var configuration = try Broker.configuration(name, url: amqpURL)
+        configure(&configuration)
+        return try await Broker.connect(name, configuration: configuration, topology: topology)
+    }
+
     /// `rabbitmqctl -n <node> arguments…`.
     @discardableResult
     func ctl(_ arguments: [String]) throws -> ChildProcess.Result {
@@ -117,27 +127,29 @@ final class PrivateRabbitMQNode: Sendable {
         return pid
     }
 
-    /// Halts the node, waits for the process, deletes its files.
-    func stop() {
-        if server.isRunning {
-            _ = try? ctl(["stop", pidFile])
-            if server.isRunning { server.terminate() }
-            server.waitUntilExit()
+    /// Halts the node, waits for the server process (killing it after 30 s), deletes its files.
+    func stop() async {
+        if let process = server.process {
+            // Not `stop <pidfile>`: the node deletes its pid file on stop_app.
+            _ = try? await onOwnThread { try self.ctl(["stop"]) }
+            if await process.wait(timeout: .seconds(30)) == nil { process.kill9() }
         }
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// For a start that failed: kill whatever runs, delete the files.
+    private func abandon() {
+        server.process?.kill9()
+        _ = try? ctl(["stop"])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     private func launch() throws {
-        let log = directory.appendingPathComponent("server.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let output = try FileHandle(forWritingTo: log)
-        server.executableURL = URL(fileURLWithPath: "\(Self.binaries)/rabbitmq-server")
-        server.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        server.currentDirectoryURL = directory
-        server.standardInput = FileHandle.nullDevice
-        server.standardOutput = output
-        server.standardError = output
-        try server.run()
+        // Through PushTestSupport's `Spawn`: a clean signal mask (the script waits for the
+        // Erlang VM and must see SIGCHLD), no inherited descriptors, output into a file.
+        server.process = try SpawnedProcess(
+            "\(Self.binaries)/rabbitmq-server", [], environment: environment,
+            logFile: directory.appendingPathComponent("server.log"))
     }
 
     private func writeConfiguration() throws {
@@ -192,6 +204,18 @@ final class PrivateRabbitMQNode: Sendable {
     }
 }
 
+/// Runs `body` with a fresh private node, started and stopped on threads of their own, and
+/// stopped whether `body` succeeds or not.
+func withPrivateNode<T: Sendable>(
+    _ label: String, tls: Bool = false, _ body: (PrivateRabbitMQNode) async throws -> T
+) async throws -> T {
+    let node = try await onOwnThread { try PrivateRabbitMQNode.start(label: label, tls: tls) }
+    let result: Result<T, any Error>
+    do { result = .success(try await body(node)) } catch { result = .failure(error) }
+    await node.stop()
+    return try result.get()
+}
+
 /// Ports nothing listens on right now, from the kernel (bind to port 0), outside the range
 /// RabbitMQ's CLI tools use for their own distribution.
 enum FreePorts {
@@ -220,5 +244,15 @@ enum FreePorts {
         }
         guard bound else { throw PrivateRabbitMQNode.Failure(description: "bind: \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// The server process, set once at launch.
+private final class ServerHandle: Sendable {
+    private let value = NSLockedValue<SpawnedProcess?>(nil)
+
+    var process: SpawnedProcess? {
+        get { value.get() }
+        set { value.set(newValue) }
     }
 }
