@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCrypto", "PushTestSupport"]),
-        .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushTestSupport"]),
+        .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
             dependencies: ["PushWorker", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
