@@ -25,7 +25,7 @@ let package = Package(
         // Swift modules, one concern each.
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "PushRuntime"),
-        .target(name: "PushModel"),
+        .target(name: "PushModel", dependencies: ["PushRuntime"]),
         .target(name: "PushMetrics", dependencies: ["PushRuntime"]),
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushCrypto", "PushRuntime"]),
         .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),

@@ -88,7 +88,9 @@ public struct Envelope: Sendable, Equatable {
     }
 }
 
-/// JSON string quoting (RFC 8259 §7) for the few strings we write by hand.
+/// JSON string quoting (RFC 8259 §7) for the few strings we write by hand. A copy of
+/// `PushRuntime.JSONText` on purpose: PushCrypto depends on OpenSSL only, so a phone-side
+/// Swift client can take it alone.
 public enum JSONString {
     public static func quote(_ text: String) -> String {
         var out = "\""

@@ -63,6 +63,13 @@ func header(_ name: String, _ help: String, _ type: String, into output: inout S
     output += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
 }
 
+/// One line per label set, sorted for stable output.
+func renderSamples(_ name: String, _ labelNames: [String], _ values: [LabelSet: Double], into output: inout String) {
+    for (labels, value) in values.sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
+        output += "\(name)\(labels.rendered(names: labelNames)) \(format(value))\n"
+    }
+}
+
 func format(_ value: Double) -> String {
     if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
     return String(value)
@@ -93,9 +100,7 @@ public final class Counter: RenderableMetric {
 
     func render(into output: inout String) {
         header(name, help, "counter", into: &output)
-        for (labels, value) in values.withLock({ $0 }).sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
-            output += "\(name)\(labels.rendered(names: labelNames)) \(format(value))\n"
-        }
+        renderSamples(name, labelNames, values.withLock { $0 }, into: &output)
     }
 }
 
@@ -128,9 +133,7 @@ public final class Gauge: RenderableMetric {
 
     func render(into output: inout String) {
         header(name, help, "gauge", into: &output)
-        for (labels, value) in values.withLock({ $0 }).sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
-            output += "\(name)\(labels.rendered(names: labelNames)) \(format(value))\n"
-        }
+        renderSamples(name, labelNames, values.withLock { $0 }, into: &output)
     }
 }
 

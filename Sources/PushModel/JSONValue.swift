@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 
 /// Any JSON value, for the app's own data object that travels (sealed) to the phone.
 /// Object keys are kept sorted when written, so the same job always produces the same
@@ -94,30 +95,13 @@ extension JSONValue: Codable {
     }
 }
 
-/// JSON text building shared by the payload builders.
+/// JSON text building shared by the payload builders, on PushRuntime's quoting.
 enum JSONWriter {
-    /// Appends `text` as a JSON string literal (RFC 8259 §7).
     static func appendQuoted(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
-                let hex = String(c.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
+        output += JSONText.quote(text)
     }
 
     static func quoted(_ text: String) -> String {
-        var output = ""
-        appendQuoted(text, to: &output)
-        return output
+        JSONText.quote(text)
     }
 }

@@ -1,4 +1,5 @@
-/// JSON string quoting (RFC 8259 §7) for text we write by hand: logs, metrics labels.
+/// JSON string quoting (RFC 8259 §7) for text we write by hand: logs, payloads. U+2028 and
+/// U+2029 are escaped too, so the output is also safe inside JavaScript.
 public enum JSONText {
     public static func quote(_ text: String) -> String {
         var out = "\""
@@ -10,7 +11,7 @@ public enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20:
+            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
                 let hex = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)

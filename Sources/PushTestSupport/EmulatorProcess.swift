@@ -155,24 +155,23 @@ public final class EmulatorProcess: Sendable {
     }
 }
 
-/// A TCP port free on 127.0.0.1 right now (the kernel picks it).
+/// A TCP port free on 127.0.0.1 right now: bound to port 0, read back, released.
 public enum FreePort {
     public static func find() throws -> Int {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw EmulatorProcess.StartFailure(description: "socket() failed") }
-        defer { close(socketFD) }
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Spawn.Failure(description: "socket() failed: errno \(errno)") }
+        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw EmulatorProcess.StartFailure(description: "bind() failed") }
+        address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
         }
+        guard bound else { throw Spawn.Failure(description: "cannot find a free port: errno \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }

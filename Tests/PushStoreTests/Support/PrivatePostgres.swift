@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import PushTestSupport
 
 /// A PostgreSQL server of the test's own (initdb + pg_ctl in a temporary directory, a free
 /// port on 127.0.0.1, trust authentication on loopback), so a test can restart or stop the
@@ -92,22 +93,8 @@ final class PrivatePostgres: Sendable {
         return "/usr/lib/postgresql/\(newest)/bin"
     }
 
-    /// A port nothing listens on right now: bound to port 0, read back, released.
+    /// A port nothing listens on right now.
     private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSetupError("socket() failed: \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress -> Bool in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw TestSetupError("cannot find a free port: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try FreePort.find()
     }
 }
