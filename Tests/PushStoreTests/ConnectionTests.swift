@@ -243,7 +243,12 @@ struct ConnectionTests {
         try await holder.value
         guard case .poolTimeout? = error else { Issue.record("expected poolTimeout, got \(String(describing: error))"); return }
         #expect(error?.isRetryable == true)
-        #expect(try await pool.query("SELECT 1").singleRow().decode(Int32.self, column: 0) == 1, "free again once released")
+        // Free again once released (retrying: on a loaded machine the hand-back may trail the
+        // holder's return by more than one acquire timeout).
+        let again = try await pool.retrying(attempts: 5) { () throws(StoreError) in
+            try await pool.query("SELECT 1").singleRow().decode(Int32.self, column: 0)
+        }
+        #expect(again == 1)
         await pool.shutdown()
     }
 

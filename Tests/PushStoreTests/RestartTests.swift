@@ -94,7 +94,8 @@ struct RestartTests {
     func serverDownThenUp() async throws {
         try await withPrivateServer { server, configuration in
             var short = configuration
-            short.acquireTimeout = .milliseconds(500)
+            // Long enough for a refused connection attempt to be recorded even on a loaded machine.
+            short.acquireTimeout = .seconds(3)
             var patient = configuration
             patient.acquireTimeout = .seconds(60)
             let impatient = ConnectionPool(configuration: short)
