@@ -17,6 +17,16 @@ public enum EnvelopeSealer {
         }
     }
 
+    /// `sealJSON` for an array: a concrete overload, so the hot path is specialised rather
+    /// than going through `ContiguousBytes`'s witness table.
+    public static func sealJSON(
+        _ plaintext: [UInt8], for recipient: DevicePublicKey, keyID: String? = nil
+    ) throws(SealError) -> String {
+        try withBytes(plaintext) { (bytes) throws(SealError) in
+            try sealParts(bytes, for: recipient) { parts in parts.json(keyID: keyID) }
+        }
+    }
+
     /// Seals `plaintext` and returns the envelope's parts.
     public static func seal(
         _ plaintext: some ContiguousBytes, for recipient: DevicePublicKey, keyID: String? = nil
@@ -44,7 +54,8 @@ public enum EnvelopeSealer {
         // the stack has room on every call, which cost more than the allocation.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer {
-            OPENSSL_cleanse(scratch.baseAddress, scratch.count)
+            // Only the AES key is secret: the rest is what the envelope publishes anyway.
+            OPENSSL_cleanse(scratch.baseAddress, keyLength)
             scratch.deallocate()
         }
         func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
