@@ -111,7 +111,7 @@ enum AESGCM {
 
     /// An `EVP_CIPHER_CTX`. `@unchecked Sendable` is safe for the same reason as
     /// `OAEPContext`: the pool hands each context to one thread at a time, exclusively.
-    struct CipherContext: @unchecked Sendable {
+    struct CipherContext: @unchecked Sendable {  // safe: see the proof above
         let pointer: OpaquePointer
     }
 

@@ -142,7 +142,7 @@ public final class DevicePublicKey: Sendable {
 /// is used by two at once: `DevicePublicKey` hands each one out exclusively (popped from
 /// its pool under the lock) and takes it back the same way; all other holders own a
 /// context from creation to `EVP_PKEY_CTX_free` on one thread.
-struct OAEPContext: @unchecked Sendable {
+struct OAEPContext: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
 
     static func forEncryption(with key: EVPKey) throws(SealError) -> OAEPContext {

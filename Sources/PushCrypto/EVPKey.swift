@@ -7,7 +7,7 @@ import COpenSSLShims
 /// operation creates its own `EVP_PKEY_CTX`, and OpenSSL 3 documents concurrent use of one
 /// `EVP_PKEY` from many threads as safe when nothing modifies it (its lazy caches are
 /// guarded by the key's own lock).
-final class EVPKey: @unchecked Sendable {
+final class EVPKey: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
 
     /// Takes ownership of a key returned by an OpenSSL constructor.

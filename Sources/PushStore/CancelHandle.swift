@@ -64,6 +64,6 @@ final class CancelHandle: Sendable {
 /// only used (`PQcancel`, `PQfreeCancel`) while holding it, so no two threads ever touch the
 /// `PGcancel` at once; libpq documents `PQcancel` as safe to call from any thread, and a
 /// `PGcancel` as independent of its connection.
-struct CancelPointer: @unchecked Sendable {
+struct CancelPointer: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
 }

@@ -51,7 +51,7 @@ public struct QueryResult: Sendable, RandomAccessCollection {
 /// `PQgetlength`, `PQgetisnull`, `PQntuples`, `PQftype`, `PQfname`, `PQfnumber`) only reads,
 /// and libpq documents results as independent of their connection. `PQclear` runs in
 /// `deinit`, when no other reference can exist.
-final class ResultStorage: @unchecked Sendable {
+final class ResultStorage: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
 
     init(_ pointer: OpaquePointer) {

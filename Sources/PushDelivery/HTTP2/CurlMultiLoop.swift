@@ -33,8 +33,8 @@ final class CurlMultiLoop: Sendable {
     private let logger: Logger
     let finished = ShutdownSignal()
 
-    /// The opaque `CURLM*`. `@unchecked Sendable`: see `multi` above for the confinement rule.
-    private struct MultiHandle: @unchecked Sendable {
+    /// The opaque `CURLM*`; why it may be sent between threads: see `multi` above.
+    private struct MultiHandle: @unchecked Sendable {  // safe: see the proof above
         let pointer: UnsafeMutableRawPointer
     }
 

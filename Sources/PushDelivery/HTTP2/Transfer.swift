@@ -7,7 +7,7 @@ import CCurlShims
 /// it and sets `continuation`, then hands it to the loop through the loop's locked inbox;
 /// from then on only the loop thread reads or writes it, including the curl callbacks
 /// (which libcurl invokes on the thread calling `curl_multi_perform`, the loop thread).
-final class Transfer: @unchecked Sendable {
+final class Transfer: @unchecked Sendable {  // safe: see the proof above
     typealias Completion = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
 
     static let maximumResponseBytes = 1 << 20
