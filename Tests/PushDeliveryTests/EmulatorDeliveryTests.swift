@@ -125,3 +125,32 @@ struct EmulatorDeliveryTests {
         await emulator.stop()
     }
 }
+
+@Suite("FCM OAuth2 token renewal against the emulator", .serialized)
+struct OAuthRenewalTests {
+    /// The emulator issues tokens that live 310 s, so the provider's 5-minute renewal margin
+    /// is reached after 10 s of the injected clock (and the assertions' `iat` stays within
+    /// the few seconds of skew the token endpoint tolerates).
+    @Test("the access token is cached, renewed 5 minutes before it expires, and replaced when FCM rejects it")
+    func renewal() async throws {
+        let emulator = try EmulatorProcess.start(arguments: ["--access-token-ttl", "310"])
+        let clock = ManualClock(start: Date())
+        let http = try HTTP2Client(configuration: .init(caFile: emulator.caFile))
+        let provider = try FCMAccessTokenProvider(account: emulator.serviceAccount, http: http, now: { clock.now })
+        let first = try await provider.token()
+        #expect(!first.isEmpty)
+        clock.advance(seconds: 5)
+        #expect(try await provider.token() == first, "305 s left, more than the 300 s margin: reused")
+        clock.advance(seconds: 10)
+        let second = try await provider.token()
+        #expect(second != first, "295 s left, within the margin: renewed")
+        let third = try await provider.invalidate(second)
+        #expect(third != second, "a rejected token is replaced at once")
+        #expect(try await provider.invalidate(second) == third, "a stale rejection does not fetch again")
+        let stats = try await emulator.stats()
+        let oauth = (stats["by_service"] as? [String: Any])?["oauth"] as? [String: Any]
+        #expect(oauth?["requests"] as? Int == 3, "three token requests in all: \(String(describing: oauth))")
+        await http.shutdown()
+        await emulator.stop()
+    }
+}

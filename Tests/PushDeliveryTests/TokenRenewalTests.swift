@@ -6,9 +6,11 @@ import Testing
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    private let current: Mutex<Date>
+    init(start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
     var now: Date { current.withLock { $0 } }
     func advance(minutes: Double) { current.withLock { $0 = $0.addingTimeInterval(minutes * 60) } }
+    func advance(seconds: Double) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 enum TestCredentials {
