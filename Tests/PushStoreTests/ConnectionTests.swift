@@ -236,8 +236,18 @@ struct ConnectionTests {
         _ = try await pool.query("SELECT 1")  // opened now, so the holder below gets it at once
         // Hold the only connection until the test lets go.
         let (release, releaser) = AsyncStream<Void>.makeStream()
-        let holder = Task { try await pool.withConnection { _ in for await _ in release {} } }
-        try await waitUntil("the only connection is busy") { pool.statistics.leased == 1 }
+        let (entered, announce) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await pool.withConnection { _ in
+                announce.yield()
+                for await _ in release {}
+            }
+        }
+        // Wait for the holder to be inside its body (holding the connection), not for a
+        // statistic that a previous caller's late release could also satisfy.
+        var announcements = entered.makeAsyncIterator()
+        _ = await announcements.next()
+        #expect(pool.statistics.leased == 1)
         let error = await #expect(throws: StoreError.self) { try await pool.query("SELECT 1") }
         releaser.finish()
         try await holder.value
