@@ -233,14 +233,18 @@ struct ConnectionTests {
             $0.poolSize = 1
             $0.acquireTimeout = .seconds(2)
         }
-        _ = try await pool.query("SELECT 1")  // opened now, so the holder below gets it at once
+        // Opened now, so the holder below gets it at once. Retrying: on a machine loaded by the
+        // whole suite, opening a connection alone can take longer than this pool's 2 s.
+        _ = try await pool.retrying(attempts: 5) { () throws(StoreError) in try await pool.query("SELECT 1") }
         // Hold the only connection until the test lets go.
         let (release, releaser) = AsyncStream<Void>.makeStream()
         let (entered, announce) = AsyncStream<Void>.makeStream()
         let holder = Task {
-            try await pool.withConnection { _ in
-                announce.yield()
-                for await _ in release {}
+            try await pool.retrying(attempts: 5) { () throws(StoreError) in
+                try await pool.withConnection { _ in
+                    announce.yield()
+                    for await _ in release {}
+                }
             }
         }
         // Wait for the holder to be inside its body (holding the connection), not for a
