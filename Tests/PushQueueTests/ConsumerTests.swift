@@ -1,4 +1,5 @@
 @testable import PushQueue
+import PushTestSupport
 import Testing
 
 @Suite("Consumers: settlement, cancellation, redelivery (real RabbitMQ)")
@@ -73,7 +74,11 @@ struct ConsumerTests {
             }
             await consumer.cancel()
             await connection.close()
-            #expect(try await publisher.statistics(queue: topology.jobsQueue).messages == 0)
+            // Queue statistics trail the acks a little: poll them, with a deadline.
+            let drained = try await PushTestSupport.waitUntil(timeout: .seconds(15)) {
+                try await publisher.statistics(queue: topology.jobsQueue).messages == 0
+            }
+            #expect(drained, "the acked messages left the queue")
         }
     }
 

@@ -1,4 +1,5 @@
 import PushQueue
+import PushTestSupport
 import Testing
 
 @Suite("Dead letters (real RabbitMQ)")
@@ -29,7 +30,10 @@ struct DeadLetterTests {
                 #expect(death["reason"] == "rejected")
                 #expect(death["queue"] == .string(topology.jobsQueue))
             }
-            #expect(try await connection.statistics(queue: topology.jobsQueue).messages == 0)
+            // Queue statistics trail the acks a little: poll them, with a deadline.
+            #expect(try await PushTestSupport.waitUntil(timeout: .seconds(15)) {
+                try await connection.statistics(queue: topology.jobsQueue).messages == 0
+            })
         }
     }
 

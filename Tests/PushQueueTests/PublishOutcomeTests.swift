@@ -1,5 +1,6 @@
 import Foundation
 import PushQueue
+import PushTestSupport
 import Testing
 
 @Suite("Publish outcomes reported, not lost (real RabbitMQ)")
@@ -78,7 +79,10 @@ struct PublishOutcomeTests {
     func notMandatory() async throws {
         try await Broker.withScratchTopology("not-mandatory") { topology, connection in
             try await connection.publish(Broker.message("{}"), exchange: topology.jobsExchange, routingKey: "nowhere", mandatory: false)
-            #expect(try await connection.statistics(queue: topology.jobsQueue).messages == 0)
+            // Queue statistics trail the acks a little: poll them, with a deadline.
+            #expect(try await PushTestSupport.waitUntil(timeout: .seconds(15)) {
+                try await connection.statistics(queue: topology.jobsQueue).messages == 0
+            })
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushQueue
+import PushTestSupport
 import Testing
 
 @Suite("Publish, confirm, consume, acknowledge (real RabbitMQ)")
@@ -33,7 +34,10 @@ struct RoundTripTests {
             await consumer.cancel()
             #expect(try await collector.waitForEnd(within: .seconds(10)) == nil)
             // Unacknowledged messages would be ready again now that the consumer is gone.
-            #expect(try await connection.statistics(queue: topology.jobsQueue).messages == 0)
+            // Queue statistics trail the acks a little: poll them, with a deadline.
+            #expect(try await PushTestSupport.waitUntil(timeout: .seconds(15)) {
+                try await connection.statistics(queue: topology.jobsQueue).messages == 0
+            })
         }
     }
 
