@@ -9,20 +9,22 @@ final class FirstSuccessGate: Sendable {
     private let opened = Atomic<Bool>(false)
     private let single = AsyncSemaphore(permits: 1)
 
-    func run(_ body: @Sendable () async -> DeliveryOutcome) async -> DeliveryOutcome {
+    func run(_ body: @Sendable () async -> Attempt) async -> Attempt {
         if opened.load(ordering: .acquiring) { return await body() }
-        do { try await single.acquire() } catch { return .retryLater(reason: "shutting down", retryAfter: nil) }
+        do { try await single.acquire() } catch {
+            return Attempt(outcome: .retryLater(reason: "shutting down", retryAfter: nil), connectionLost: false)
+        }
         defer { single.release() }
         if opened.load(ordering: .acquiring) { return await body() }
-        let outcome = await body()
+        let attempt = await body()
         // Any answer from APNs proves the token was checked (an invalid device token is
         // still an authenticated request); only auth and transport failures keep it closed.
-        switch outcome {
+        switch attempt.outcome {
         case .delivered, .invalidToken, .rejected:
             opened.store(true, ordering: .releasing)
         case .retryLater, .configurationError:
             break
         }
-        return outcome
+        return attempt
     }
 }

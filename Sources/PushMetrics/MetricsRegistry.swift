@@ -75,9 +75,9 @@ func format(_ value: Double) -> String {
     return String(value)
 }
 
-/// A monotonically increasing count.
-public final class Counter: RenderableMetric {
-    public let name: String
+/// Values by label set, behind one lock: what counters and gauges both are.
+final class LabelledValues: Sendable {
+    let name: String
     let help: String
     let labelNames: [String]
     private let values = Mutex<[LabelSet: Double]>([:])
@@ -88,53 +88,60 @@ public final class Counter: RenderableMetric {
         self.labelNames = labelNames
     }
 
-    public func increment(by amount: Double = 1, _ labels: String...) {
+    func update(_ labels: [String], _ change: (inout Double) -> Void) {
         precondition(labels.count == labelNames.count, "\(name) takes labels \(labelNames)")
         let key = LabelSet(values: labels)
-        values.withLock { $0[key, default: 0] += amount }
+        values.withLock { change(&$0[key, default: 0]) }
     }
 
-    public func value(_ labels: String...) -> Double {
+    func value(_ labels: [String]) -> Double {
         values.withLock { $0[LabelSet(values: labels)] ?? 0 }
     }
 
-    func render(into output: inout String) {
-        header(name, help, "counter", into: &output)
+    func render(type: String, into output: inout String) {
+        header(name, help, type, into: &output)
         renderSamples(name, labelNames, values.withLock { $0 }, into: &output)
     }
 }
 
-/// A value that goes up and down (in-flight work, connection state).
-public final class Gauge: RenderableMetric {
-    public let name: String
-    let help: String
-    let labelNames: [String]
-    private let values = Mutex<[LabelSet: Double]>([:])
+/// A monotonically increasing count.
+public final class Counter: RenderableMetric {
+    private let store: LabelledValues
+    public var name: String { store.name }
 
     init(name: String, help: String, labelNames: [String]) {
-        self.name = name
-        self.help = help
-        self.labelNames = labelNames
+        store = LabelledValues(name: name, help: help, labelNames: labelNames)
+    }
+
+    public func increment(by amount: Double = 1, _ labels: String...) {
+        store.update(labels) { $0 += amount }
+    }
+
+    public func value(_ labels: String...) -> Double { store.value(labels) }
+
+    func render(into output: inout String) { store.render(type: "counter", into: &output) }
+}
+
+/// A value that goes up and down (in-flight work, connection state).
+public final class Gauge: RenderableMetric {
+    private let store: LabelledValues
+    public var name: String { store.name }
+
+    init(name: String, help: String, labelNames: [String]) {
+        store = LabelledValues(name: name, help: help, labelNames: labelNames)
     }
 
     public func set(_ value: Double, _ labels: String...) {
-        let key = LabelSet(values: labels)
-        values.withLock { $0[key] = value }
+        store.update(labels) { $0 = value }
     }
 
     public func add(_ delta: Double, _ labels: String...) {
-        let key = LabelSet(values: labels)
-        values.withLock { $0[key, default: 0] += delta }
+        store.update(labels) { $0 += delta }
     }
 
-    public func value(_ labels: String...) -> Double {
-        values.withLock { $0[LabelSet(values: labels)] ?? 0 }
-    }
+    public func value(_ labels: String...) -> Double { store.value(labels) }
 
-    func render(into output: inout String) {
-        header(name, help, "gauge", into: &output)
-        renderSamples(name, labelNames, values.withLock { $0 }, into: &output)
-    }
+    func render(into output: inout String) { store.render(type: "gauge", into: &output) }
 }
 
 /// Observations counted into cumulative buckets, with their sum and count.

@@ -63,50 +63,30 @@ public final class APNsClient: Sendable {
         do { token = try tokens.token() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
         }
-        var outcome = await firstRequest.run { await self.attempt(notification, url: url, token: token) }
-        switch outcome {
-        case .configurationError(reason: "ExpiredProviderToken", _):
-            // Renew (within the 20-minute rule) and retry once.
-            guard let renewed = try? tokens.renew(rejected: token) else { return outcome }
-            logger.warning("APNs said the provider token expired; retrying with a renewed token")
-            outcome = await attempt(notification, url: url, token: renewed)
-        case .retryLater(let reason, _) where reason.hasPrefix("connection:"):
+        let first = await firstRequest.run { await self.attempt(notification, url: url, token: token) }
+        if first.connectionLost {
             // The connection went away under the request (GOAWAY, reset): safe to resend at
             // once on a fresh connection, which libcurl opens.
-            outcome = await attempt(notification, url: url, token: token)
-        default:
-            break
+            return await attempt(notification, url: url, token: token).outcome
         }
-        return outcome
+        if case .configurationError(reason: "ExpiredProviderToken", _) = first.outcome {
+            // Renew (within the 20-minute rule) and retry once.
+            guard let renewed = try? tokens.renew(rejected: token) else { return first.outcome }
+            logger.warning("APNs said the provider token expired; retrying with a renewed token")
+            return await attempt(notification, url: url, token: renewed).outcome
+        }
+        return first.outcome
     }
 
-    private func attempt(_ notification: APNsNotification, url: String, token: String) async -> DeliveryOutcome {
+    private func attempt(_ notification: APNsNotification, url: String, token: String) async -> Attempt {
         let request = HTTPRequest(
             url: url, headers: notification.headers(bearer: token), body: notification.payload,
             timeout: configuration.requestTimeout)
-        do {
-            return APNsResponseClassifier.classify(try await http.send(request))
-        } catch {
-            return DeliveryOutcome(transportError: error)
-        }
+        return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
     }
 
     public func shutdown() async {
         await http.shutdown()
-    }
-}
-
-extension DeliveryOutcome {
-    /// A transport failure as an outcome: retryable ones are `retryLater` with a reason
-    /// starting "connection:" or "timeout"; TLS verification is configuration.
-    init(transportError error: HTTPClientError) {
-        switch error {
-        case .timedOut: self = .retryLater(reason: "timeout", retryAfter: nil)
-        case .connectionFailed(let why): self = .retryLater(reason: "connection: \(why)", retryAfter: nil)
-        case .transport(_, let why): self = .retryLater(reason: "connection: \(why)", retryAfter: nil)
-        case .tlsVerificationFailed(let why): self = .configurationError(reason: "TLS: \(why)", status: 0)
-        case .shutDown, .cancelled: self = .retryLater(reason: "shutting down", retryAfter: nil)
-        }
     }
 }
 

@@ -45,28 +45,23 @@ public final class FCMClient: Sendable {
         do { token = try await tokens.token() } catch {
             return Self.outcome(for: error)
         }
-        var outcome = await attempt(body: body, token: token)
-        if case .configurationError(reason: "UNAUTHENTICATED", _) = outcome {
+        let first = await attempt(body: body, token: token)
+        if first.connectionLost { return await attempt(body: body, token: token).outcome }
+        if case .configurationError(reason: "UNAUTHENTICATED", _) = first.outcome {
             // The access token was revoked or expired early: fetch a new one and retry once.
-            do { outcome = await attempt(body: body, token: try await tokens.invalidate(token)) } catch {
+            do { return await attempt(body: body, token: try await tokens.invalidate(token)).outcome } catch {
                 return Self.outcome(for: error)
             }
-        } else if case .retryLater(let reason, _) = outcome, reason.hasPrefix("connection:") {
-            outcome = await attempt(body: body, token: token)
         }
-        return outcome
+        return first.outcome
     }
 
-    private func attempt(body: [UInt8], token: String) async -> DeliveryOutcome {
+    private func attempt(body: [UInt8], token: String) async -> Attempt {
         let request = HTTPRequest(
             url: sendURL,
             headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
             body: body, timeout: configuration.requestTimeout)
-        do {
-            return FCMResponseClassifier.classify(try await http.send(request))
-        } catch {
-            return DeliveryOutcome(transportError: error)
-        }
+        return await Attempt(sending: request, with: http, classify: { FCMResponseClassifier.classify($0) })
     }
 
     private static func outcome(for error: FCMAuthError) -> DeliveryOutcome {

@@ -1,5 +1,6 @@
 import CCurl
 import CCurlShims
+import Foundation
 
 /// One request in flight: its easy handle, header list and the response as it arrives.
 ///
@@ -81,4 +82,3 @@ let transferHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     return length
 }
 
-import Foundation
