@@ -38,7 +38,7 @@ let package = Package(
             dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery", "PushWorker"]
         ),
 
-        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery"]),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery", "PushStore"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),

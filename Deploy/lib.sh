@@ -2,6 +2,9 @@
 
 PUSHD_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PUSHD_STATE_DIR="${PUSHD_STATE_DIR:-$HOME/.pushd-local}"
+# What is worth keeping between runs and holds no test or cluster data: Python virtual
+# environments. Everything else (databases, queues, logs) lives in a state directory.
+export PUSHD_CACHE_DIR="${PUSHD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pushd}"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -27,15 +30,32 @@ ensure_build_dependencies() {
 
 # A Python virtual environment for test tooling (PyPI), rebuilt when requirements change.
 ensure_tooling_venv() {
-    local venv="$PUSHD_STATE_DIR/tooling-venv" requirements="$PUSHD_REPO/Deploy/requirements-tooling.txt"
+    local venv="$PUSHD_CACHE_DIR/tooling-venv" requirements="$PUSHD_REPO/Deploy/requirements-tooling.txt"
     local stamp="$venv/.requirements.sha256" wanted
     wanted="$(sha256sum "$requirements" | cut -d' ' -f1)"
     if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
         log "preparing Python tooling in $venv"
-        mkdir -p "$PUSHD_STATE_DIR"
+        mkdir -p "$PUSHD_CACHE_DIR"
         python3 -m venv "$venv"
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
         echo "$wanted" > "$stamp"
     fi
     export PUSHD_PYTHON="$venv/bin/python"
+}
+
+# Prints `count` distinct TCP ports free on 127.0.0.1 right now, one a line, none in the
+# range RabbitMQ's CLI tools use for themselves (35672-35682).
+free_ports() {
+    python3 - "$1" <<'PY'
+import socket, sys
+sockets, ports = [], []
+while len(ports) < int(sys.argv[1]):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    sockets.append(s)
+    port = s.getsockname()[1]
+    if not 35672 <= port <= 35682:
+        ports.append(port)
+print("\n".join(map(str, ports)))
+PY
 }

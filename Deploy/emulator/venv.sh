@@ -3,7 +3,7 @@
 # changed since the last install (one stamp per file). All output goes to stderr so that
 # run.sh's stdout starts with the emulator's JSON line.
 
-EMULATOR_VENV="${PUSHD_STATE_DIR:-$HOME/.pushd-local}/emulator-venv"
+EMULATOR_VENV="${PUSHD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pushd}/emulator-venv"
 
 ensure_venv() {
     mkdir -p "$(dirname "$EMULATOR_VENV")"

@@ -23,6 +23,26 @@ public enum TestServers {
         return value
     }
 
+    /// `rabbitmqctl` against the test node (`PUSHD_RABBITMQCTL`, from `services.sh env`), for
+    /// policies scoped to a test's own queues and for checking what a test left behind.
+    /// Never for anything node-wide.
+    @discardableResult
+    public static func rabbitmqctl(_ arguments: [String]) throws -> ChildProcess.Result {
+        let command = try value("PUSHD_RABBITMQCTL")
+        let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+        let result = try ChildProcess.run("/bin/sh", ["-c", "\(command) \(quoted)"])
+        guard result.status == 0 else {
+            throw Missing(description: "rabbitmqctl \(arguments.first ?? "") failed: \(result.errorText)\(result.outputText)")
+        }
+        return result
+    }
+
+    /// The names of every queue on the test node's default virtual host.
+    public static func queueNames() throws -> [String] {
+        try rabbitmqctl(["list_queues", "--silent", "--no-table-headers", "name"]).outputText
+            .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     /// A name no other test uses, for topology prefixes, recipients and apps.
     public static func uniqueName(_ label: String) -> String {
         "\(label)-\(UUID().uuidString.prefix(8).lowercased())"

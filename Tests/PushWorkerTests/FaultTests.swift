@@ -17,40 +17,40 @@ struct FaultTests {
     /// delivered, and checks that every device gets its push (at least once; a repeat only
     /// after a redelivery, with the same collapse id, so the phone shows it once).
     func survives(restart what: String) async throws {
-        let fixture = try await WorkerFixture()
-        let devices = try await fixture.registerRecipients(500, mix: { _, _ in .normal })
-        let worker = try fixture.startWorker()
-        let recipients = Array(Set(devices.map(\.recipient))).sorted()
-        var jobOfRecipient: [String: String] = [:]
-        for part in 0..<20 {
-            let slice = Array(recipients[(part * 25)..<((part + 1) * 25)])
-            let id = "\(fixture.prefix)-\(what)-\(part)"
-            _ = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret"))
-            for recipient in slice { jobOfRecipient[recipient] = id }
-        }
-        let third = try await waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-            try await fixture.emulator.stats()["total_accepted"] as? Int ?? 0 >= devices.count / 3
-        }
-        #expect(third, "deliveries started")
-        let restarted = try ChildProcess.run("/bin/bash", [Self.services, what])
-        #expect(restarted.status == 0, "\(what): \(restarted.errorText)")
-
-        let tokens = Set(devices.map(\.token))
-        let all = try await waitUntil(timeout: .seconds(180), every: .milliseconds(250)) {
-            Set(try await fixture.received().map(\.token)).isSuperset(of: tokens)
-        }
-        let received = try await fixture.received()
-        let missing = tokens.subtracting(received.map(\.token))
-        #expect(all, "\(missing.count) devices never got their push after the \(what)\n\(worker.log.suffix(3000))")
-        let byToken = Dictionary(grouping: received, by: \.token)
-        for device in devices {
-            for push in byToken[device.token] ?? [] {
-                #expect(push.collapseID == jobOfRecipient[device.recipient], "a repeat keeps its job's collapse id")
+        try await WorkerFixture.run { fixture in
+            let devices = try await fixture.registerRecipients(500, mix: { _, _ in .normal })
+            let worker = try fixture.startWorker()
+            let recipients = Array(Set(devices.map(\.recipient))).sorted()
+            var jobOfRecipient: [String: String] = [:]
+            for part in 0..<20 {
+                let slice = Array(recipients[(part * 25)..<((part + 1) * 25)])
+                let id = "\(fixture.prefix)-\(what)-\(part)"
+                _ = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret"))
+                for recipient in slice { jobOfRecipient[recipient] = id }
             }
+            let third = try await waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try await fixture.emulator.stats()["total_accepted"] as? Int ?? 0 >= devices.count / 3
+            }
+            #expect(third, "deliveries started")
+            let restarted = try ChildProcess.run("/bin/bash", [Self.services, what])
+            #expect(restarted.status == 0, "\(what): \(restarted.errorText)")
+
+            let tokens = Set(devices.map(\.token))
+            let all = try await waitUntil(timeout: .seconds(180), every: .milliseconds(250)) {
+                Set(try await fixture.received().map(\.token)).isSuperset(of: tokens)
+            }
+            let received = try await fixture.received()
+            let missing = tokens.subtracting(received.map(\.token))
+            #expect(all, "\(missing.count) devices never got their push after the \(what)\n\(worker.log.suffix(3000))")
+            let byToken = Dictionary(grouping: received, by: \.token)
+            for device in devices {
+                for push in byToken[device.token] ?? [] {
+                    #expect(push.collapseID == jobOfRecipient[device.recipient], "a repeat keeps its job's collapse id")
+                }
+            }
+            #expect(worker.isRunning, "the worker recovered by itself")
+            #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }
-        #expect(worker.isRunning, "the worker recovered by itself")
-        #expect(await worker.terminate(timeout: .seconds(30)) == 0)
-        await fixture.tearDown()
     }
 
     @Test("RabbitMQ restarted in the middle of 2,000 deliveries: nothing lost")

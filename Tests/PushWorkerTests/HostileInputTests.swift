@@ -45,59 +45,59 @@ struct HostileInputTests {
 
     @Test("a thousand malformed, truncated, oversized or hostile jobs mixed with good ones: every bad one dead-lettered with its reason, every good one delivered")
     func hostileJobs() async throws {
-        let fixture = try await WorkerFixture()
-        let devices = try await fixture.registerRecipients(50, mix: { _, _ in .normal })
-        let worker = try fixture.startWorker()
-        let recipients = Array(Set(devices.map(\.recipient))).sorted()
-        let bad = try Self.hostileBodies(count: 1000, template: fixture.job(id: "template", recipients: ["x"], title: "t"))
-        var jobs: [String: NotificationJob] = [:]
-        for (index, body) in bad.enumerated() {
-            try await fixture.publishRaw(body)
-            if index % 100 == 0 {
-                let id = "\(fixture.prefix)-good-\(index / 100)"
-                let slice = Array(recipients[(index / 100 * 5)..<(index / 100 * 5 + 5)])
-                jobs[id] = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret \(index)"))
+        try await WorkerFixture.run { fixture in
+            let devices = try await fixture.registerRecipients(50, mix: { _, _ in .normal })
+            let worker = try fixture.startWorker()
+            let recipients = Array(Set(devices.map(\.recipient))).sorted()
+            let bad = try Self.hostileBodies(count: 1000, template: fixture.job(id: "template", recipients: ["x"], title: "t"))
+            var jobs: [String: NotificationJob] = [:]
+            for (index, body) in bad.enumerated() {
+                try await fixture.publishRaw(body)
+                if index % 100 == 0 {
+                    let id = "\(fixture.prefix)-good-\(index / 100)"
+                    let slice = Array(recipients[(index / 100 * 5)..<(index / 100 * 5 + 5)])
+                    jobs[id] = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret \(index)"))
+                }
             }
+            let expected = jobs.count * 5 * 4
+            let delivered = try await waitUntil(timeout: .seconds(120), every: .milliseconds(250)) {
+                try await fixture.received().count >= expected
+            }
+            let receivedCount = try await fixture.received().count
+            #expect(delivered, "\(receivedCount) of \(expected) pushes delivered")
+            let dead = try await fixture.deadLetters(count: bad.count, timeout: .seconds(90))
+            #expect(dead.count == bad.count)
+            for message in dead {
+                let reason = message.headers["x-pushd-reason"]?.stringValue ?? ""
+                #expect(reason.hasPrefix("malformed job:") || reason.hasPrefix("oversize job:"), "\(reason.prefix(200))")
+            }
+            #expect(worker.isRunning, "the worker survived")
+            #expect(!worker.log.contains("Secret "))
+            #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }
-        let expected = jobs.count * 5 * 4
-        let delivered = try await waitUntil(timeout: .seconds(120), every: .milliseconds(250)) {
-            try await fixture.received().count >= expected
-        }
-        let receivedCount = try await fixture.received().count
-        #expect(delivered, "\(receivedCount) of \(expected) pushes delivered")
-        let dead = try await fixture.deadLetters(count: bad.count, timeout: .seconds(90))
-        #expect(dead.count == bad.count)
-        for message in dead {
-            let reason = message.headers["x-pushd-reason"]?.stringValue ?? ""
-            #expect(reason.hasPrefix("malformed job:") || reason.hasPrefix("oversize job:"), "\(reason.prefix(200))")
-        }
-        #expect(worker.isRunning, "the worker survived")
-        #expect(!worker.log.contains("Secret "))
-        #expect(await worker.terminate(timeout: .seconds(30)) == 0)
-        await fixture.tearDown()
     }
 
     @Test("the emulator failing 20% of requests with 429/500/503: everything is delivered in the end")
     func flakyServices() async throws {
-        let fixture = try await WorkerFixture(maxAttempts: 8, emulatorArguments: ["--fail-rate", "0.2", "--seed", "7"])
-        let devices = try await fixture.registerRecipients(250, mix: { _, _ in .normal })
-        let worker = try fixture.startWorker()
-        let recipients = Array(Set(devices.map(\.recipient))).sorted()
-        for part in 0..<2 {
-            let slice = Array(recipients[(part * 125)..<((part + 1) * 125)])
-            _ = try await fixture.publish(fixture.job(id: "\(fixture.prefix)-flaky-\(part)", recipients: slice, title: "Secret"))
+        try await WorkerFixture.run(maxAttempts: 8, emulatorArguments: ["--fail-rate", "0.2", "--seed", "7"]) { fixture in
+            let devices = try await fixture.registerRecipients(250, mix: { _, _ in .normal })
+            let worker = try fixture.startWorker()
+            let recipients = Array(Set(devices.map(\.recipient))).sorted()
+            for part in 0..<2 {
+                let slice = Array(recipients[(part * 125)..<((part + 1) * 125)])
+                _ = try await fixture.publish(fixture.job(id: "\(fixture.prefix)-flaky-\(part)", recipients: slice, title: "Secret"))
+            }
+            let tokens = Set(devices.map(\.token))
+            let done = try await waitUntil(timeout: .seconds(120), every: .milliseconds(250)) {
+                Set(try await fixture.received().map(\.token)) == tokens
+            }
+            let missing = tokens.subtracting(try await fixture.received().map(\.token)).count
+            #expect(done, "\(missing) of \(tokens.count) devices never got their push")
+            let stats = try await fixture.emulator.stats()
+            let failures = (stats["total_requests"] as? Int ?? 0) - (stats["total_accepted"] as? Int ?? 0)
+            #expect(failures > 50, "the emulator did inject failures (\(failures))")
+            #expect(worker.log.contains("retry scheduled"))
+            #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }
-        let tokens = Set(devices.map(\.token))
-        let done = try await waitUntil(timeout: .seconds(120), every: .milliseconds(250)) {
-            Set(try await fixture.received().map(\.token)) == tokens
-        }
-        let missing = tokens.subtracting(try await fixture.received().map(\.token)).count
-        #expect(done, "\(missing) of \(tokens.count) devices never got their push")
-        let stats = try await fixture.emulator.stats()
-        let failures = (stats["total_requests"] as? Int ?? 0) - (stats["total_accepted"] as? Int ?? 0)
-        #expect(failures > 50, "the emulator did inject failures (\(failures))")
-        #expect(worker.log.contains("retry scheduled"))
-        #expect(await worker.terminate(timeout: .seconds(30)) == 0)
-        await fixture.tearDown()
     }
 }

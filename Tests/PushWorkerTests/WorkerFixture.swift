@@ -6,12 +6,16 @@ import PushStore
 import PushTestSupport
 import Testing
 
-/// Everything one end-to-end test needs: the emulator, an isolated topology (its own
-/// prefix, short retry tiers), a registry on the shared PostgreSQL, device keys, and the
-/// environment that points `pushd worker`/`pushd cleanup` at all of it.
+/// Everything one end-to-end test needs, all of it its own: the emulator, a topology under
+/// a unique prefix (short retry tiers), a freshly migrated scratch database, device keys,
+/// and the environment that points `pushd worker`/`pushd cleanup` at all of it.
+///
+/// Tests use it through `WorkerFixture.run`, which removes everything (workers killed,
+/// topology deleted, database dropped, emulator stopped) whether the test passes, fails or
+/// throws, so no state outlives a test and no test depends on another's.
 final class WorkerFixture: @unchecked Sendable {
-    // `@unchecked Sendable`: all stored properties are set in init and never mutated; the
-    // tests use the fixture from one task at a time.
+    // `@unchecked Sendable`: all stored properties are set in init and never mutated (the
+    // process list is behind its own lock); the tests use the fixture from one task at a time.
 
     /// A device the test registered, with what the emulator should see for it.
     struct TestDevice: Sendable {
@@ -34,44 +38,78 @@ final class WorkerFixture: @unchecked Sendable {
     let prefix: String
     let bundleID: String
     let topology: Topology
+    let database: ScratchDatabase
     let pool: ConnectionPool
     let registry: DeviceRegistry
     let amqp: AMQPConnection
     let keys: [DevicePrivateKey]
     let publicKeys: [String]
     let directory: URL
+    let maxAttempts: Int
+    /// Every `pushd` process the test started, killed at tear-down if still running.
+    private let processes = NSLockedValue<[PushdProcess]>([])
 
-    init(maxAttempts: Int = 4, emulatorArguments: [String] = []) async throws {
+    /// Sets up a fixture, runs `body` with it, and tears it down on every path.
+    static func run(
+        maxAttempts: Int = 4, emulatorArguments: [String] = [], _ body: (WorkerFixture) async throws -> Void
+    ) async throws {
+        let fixture = try await WorkerFixture(maxAttempts: maxAttempts, emulatorArguments: emulatorArguments)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.tearDown()
+            throw error
+        }
+        await fixture.tearDown()
+    }
+
+    /// Whatever this creates before a later step throws is removed before the error leaves:
+    /// the scratch database is dropped, the topology deleted, the emulator killed (by its
+    /// process's deinit).
+    private init(maxAttempts: Int, emulatorArguments: [String]) async throws {
         prefix = TestServers.uniqueName("w")
         bundleID = "com.test.\(prefix.replacingOccurrences(of: "-", with: ""))"
+        self.maxAttempts = maxAttempts
         emulator = try EmulatorProcess.start(
             arguments: emulatorArguments, bundleIDs: [bundleID],
             rules: ["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": Self.oldInvalidationMilliseconds]]])
         topology = Topology(prefix: prefix, retryTiers: [
             .init(name: "1s", delay: .seconds(1)), .init(name: "2s", delay: .seconds(2)), .init(name: "3s", delay: .seconds(3)),
         ])
-        pool = ConnectionPool(configuration: try StoreConfiguration(url: try TestServers.databaseURL()))
+        database = try await ScratchDatabase.create(migrated: true)
+        pool = ConnectionPool(configuration: database.configuration)
         registry = DeviceRegistry(pool: pool)
-        var amqpConfiguration = try AMQPConfiguration(url: try TestServers.amqpURL())
-        amqpConfiguration.connectionName = "test-\(prefix)"
-        amqp = try AMQPConnection(configuration: amqpConfiguration, topology: topology)
-        await amqp.start()
-        try await amqp.waitUntilConnected(timeout: .seconds(20))
-        // A handful of device keys shared round-robin: RSA generation is the slow part.
-        keys = try (0..<8).map { _ in try DevicePrivateKey.generate() }
-        publicKeys = try keys.enumerated().map { index, key in
-            index.isMultiple(of: 2) ? try key.publicKey.pkcs1Base64 : try key.publicKey.subjectPublicKeyInfoBase64
+        do {
+            var amqpConfiguration = try AMQPConfiguration(url: try TestServers.amqpURL())
+            amqpConfiguration.connectionName = "test-\(prefix)"
+            amqp = try AMQPConnection(configuration: amqpConfiguration, topology: topology)
+        } catch {
+            await pool.shutdown()
+            await database.drop()
+            throw error
         }
-        directory = try BuildProducts.temporaryDirectory("worker-\(prefix)")
-        self.maxAttempts = maxAttempts
+        do {
+            await amqp.start()
+            try await amqp.waitUntilConnected(timeout: .seconds(20))
+            // A handful of device keys shared round-robin: RSA generation is the slow part.
+            keys = try (0..<8).map { _ in try DevicePrivateKey.generate() }
+            publicKeys = try keys.enumerated().map { index, key in
+                index.isMultiple(of: 2) ? try key.publicKey.pkcs1Base64 : try key.publicKey.subjectPublicKeyInfoBase64
+            }
+            directory = try BuildProducts.temporaryDirectory("worker-\(prefix)")
+        } catch {
+            try? await amqp.delete(topology)
+            await amqp.close()
+            await pool.shutdown()
+            await database.drop()
+            throw error
+        }
     }
-
-    let maxAttempts: Int
 
     /// Environment for `pushd worker` / `pushd cleanup`.
     var environment: [String: String] {
         let credentials = emulator.stateDirectory.appendingPathComponent("credentials")
-        return [
+        return database.childEnvironment.merging([
             "PUSHD_TOPOLOGY_PREFIX": prefix,
             "PUSHD_RETRY_TIERS": topology.retryTiers.map(\.name).joined(separator: ","),
             "PUSHD_MAX_ATTEMPTS": String(maxAttempts),
@@ -86,21 +124,30 @@ final class WorkerFixture: @unchecked Sendable {
             "PUSHD_FCM_SERVICE_ACCOUNT_FILES": credentials.appendingPathComponent("service-account-\(EmulatorProcess.projectID).json").path,
             "PUSHD_FCM_BASE_URL": emulator.url,
             "PUSHD_SHUTDOWN_TIMEOUT_SECONDS": "20",
-        ]
+        ]) { $1 }
     }
 
     func startWorker(_ label: String = "worker") throws -> PushdProcess {
-        try PushdProcess(["worker"], environment: environment, logFile: directory.appendingPathComponent("\(label).log"))
+        try start(["worker"], logName: label)
     }
 
     func startCleanup() throws -> PushdProcess {
-        try PushdProcess(["cleanup"], environment: environment, logFile: directory.appendingPathComponent("cleanup.log"))
+        try start(["cleanup"], logName: "cleanup")
     }
 
-    func tearDown() async {
+    private func start(_ arguments: [String], logName: String) throws -> PushdProcess {
+        let process = try PushdProcess(arguments, environment: environment, logFile: directory.appendingPathComponent("\(logName).log"))
+        processes.update { $0.append(process) }
+        return process
+    }
+
+    /// Kills what still runs, then removes the topology, the database and the emulator.
+    private func tearDown() async {
+        for process in processes.get() where process.isRunning { process.kill9() }
         try? await amqp.delete(topology)
         await amqp.close()
         await pool.shutdown()
+        await database.drop()
         await emulator.stop()
     }
 

@@ -82,23 +82,10 @@ enum Broker {
         await connection.close()
     }
 
-    /// `rabbitmqctl` against the shared node (`PUSHD_RABBITMQCTL`, from services.sh env), for
-    /// policies scoped to a test's own queues. Never for anything node-wide.
+    /// `rabbitmqctl` against the test node, for policies scoped to a test's own queues.
     @discardableResult
     static func rabbitmqctl(_ arguments: [String]) throws -> ChildProcess.Result {
-        guard let command = ProcessInfo.processInfo.environment["PUSHD_RABBITMQCTL"], !command.isEmpty else {
-            throw MissingURL(variable: "PUSHD_RABBITMQCTL")
-        }
-        let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
-        let result = try ChildProcess.run("/bin/sh", ["-c", "\(command) \(quoted)"])
-        guard result.status == 0 else {
-            throw CommandFailed(description: "rabbitmqctl \(arguments.first ?? ""): \(result.errorText)\(result.outputText)")
-        }
-        return result
-    }
-
-    struct CommandFailed: Error, CustomStringConvertible {
-        let description: String
+        try TestServers.rabbitmqctl(arguments)
     }
 
     static func message(_ text: String, id: String? = nil, headers: [String: HeaderValue] = [:]) -> OutgoingMessage {

@@ -41,26 +41,8 @@ enum TestDatabase {
     static func withScratchDatabase<Result: Sendable>(
         migrated: Bool = false, _ body: (StoreConfiguration) async throws -> Result
     ) async throws -> Result {
-        let server = try serverConfiguration()
-        let name = try SQLIdentifier(uniqueName("pushd_test"))
-        let admin = ConnectionPool(configuration: server)
-        do {
-            _ = try await admin.query("CREATE DATABASE \(identifier: name)")
-        } catch {
-            await admin.shutdown()
-            throw error
-        }
-        let scratch = server.withDatabase(name.name)
-        do {
-            if migrated { _ = try await Migrator(configuration: scratch).migrate(try repositoryMigrations()) }
-            let result = try await body(scratch)
-            _ = try await admin.query("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
-            await admin.shutdown()
-            return result
-        } catch {
-            _ = try? await admin.query("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
-            await admin.shutdown()
-            throw error
+        try await PushTestSupport.withScratchDatabase(migrated: migrated, server: try serverConfiguration()) { database in
+            try await body(database.configuration)
         }
     }
 

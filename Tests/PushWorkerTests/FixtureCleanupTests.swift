@@ -1,0 +1,36 @@
+import Foundation
+import PushTestSupport
+import Testing
+
+/// Tests own their state: a test that fails or throws must leave nothing behind that a
+/// later test, a later run or `Deploy/cluster.sh` could trip on.
+@Suite("Worker fixture cleans up after a failing test", .serialized)
+struct FixtureCleanupTests {
+    struct DeliberateFailure: Error {}
+
+    struct Left: Sendable {
+        let database: String
+        let prefix: String
+        let worker: PushdProcess
+    }
+
+    @Test("a test that throws mid-run leaves no worker, queue or scratch database behind")
+    func throwingTestLeavesNothing() async throws {
+        let left = NSLockedValue<Left?>(nil)
+        await #expect(throws: DeliberateFailure.self) {
+            try await WorkerFixture.run { fixture in
+                let worker = try fixture.startWorker()
+                left.set(Left(database: fixture.database.name, prefix: fixture.prefix, worker: worker))
+                let hadQueues = try TestServers.queueNames().contains { $0.hasPrefix(fixture.prefix + ".") }
+                let hadDatabase = try await ScratchDatabase.exists(fixture.database.name)
+                #expect(hadQueues && hadDatabase, "the fixture made its own queues and database")
+                throw DeliberateFailure()
+            }
+        }
+        let state = try #require(left.get())
+        #expect(!state.worker.isRunning, "the worker was stopped")
+        #expect(try await ScratchDatabase.exists(state.database) == false, "the scratch database was dropped")
+        let queues = try TestServers.queueNames().filter { $0.hasPrefix(state.prefix + ".") }
+        #expect(queues.isEmpty, "queues left behind: \(queues)")
+    }
+}
