@@ -24,7 +24,7 @@ ensure_tooling_venv
 # ---------------------------------------------------------------- this run's own services
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pushd-test.XXXXXX")
 chmod 0755 "$RUN_DIR"  # PostgreSQL runs as 'postgres' when we are root and must reach its data
-RUN_ID=$(basename "$RUN_DIR" | tr -cd 'A-Za-z0-9' | tr 'A-Z' 'a-z')
+RUN_ID=$(tr 'A-Z' 'a-z' <<<"${RUN_DIR##*.}")
 mapfile -t ports < <(free_ports 3)
 export PUSHD_STATE_DIR="$RUN_DIR/services"
 export PUSHD_PG_PORT=${ports[0]} PUSHD_AMQP_PORT=${ports[1]} PUSHD_AMQP_DIST_PORT=${ports[2]}
@@ -63,6 +63,9 @@ server_objects | sort > "$RUN_DIR/before.txt"
 # Tests and everything they start run with the run's marker and its private temporary directory.
 export PUSHD_TEST_RUN=$RUN_ID
 export TMPDIR="$RUN_DIR/tmp"
+
+log "SQL contract tests (Schemas/sql/tests, a scratch database of their own)"
+bash Schemas/sql/tests/run.sh | tail -n 2
 
 log "emulator tests (pytest)"
 bash Deploy/emulator/test.sh -q 2>&1 | tail -n 3

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start the local APNs + FCM + OAuth2 emulator in the foreground; arguments go to
 # `python -m emulator` (see README.md). The venv lives in
-# ${PUSHD_STATE_DIR:-~/.pushd-local}/emulator-venv and is (re)installed from requirements.txt
+# ${PUSHD_CACHE_DIR:-~/.cache/pushd}/emulator-venv and is (re)installed from requirements.txt
 # only when that file changed. The first stdout line is the emulator's JSON start line.
 #
 #   run.sh [emulator flags...]          start the emulator

@@ -98,9 +98,18 @@ enum AESGCM {
             return CipherContext(pointer: pointer)
         }
 
+        /// An all-zero key, loaded into every context before it is pooled.
+        private static let blankKey = [UInt8](repeating: 0, count: AESGCM.keyLength)
+
         /// Returns a context for reuse, or frees it after a failure or when the pool is full.
+        /// A pooled context first gets the all-zero key loaded, so that no message's key
+        /// schedule (from which its content key follows) stays in memory after sealing;
+        /// `EVP_CIPHER_CTX_free` cleanses the ones that are not kept.
         func giveBack(_ context: CipherContext, reusable: Bool) {
-            let kept = reusable && idle.withLock { idle -> Bool in
+            let blanked = reusable && Self.blankKey.withUnsafeBufferPointer {
+                EVP_EncryptInit_ex2(context.pointer, nil, $0.baseAddress, nil, nil) == 1
+            }
+            let kept = blanked && idle.withLock { idle -> Bool in
                 guard idle.count < Self.maximumIdle else { return false }
                 idle.append(context)
                 return true

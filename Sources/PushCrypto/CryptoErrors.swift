@@ -7,6 +7,12 @@ public enum PublicKeyError: Error, Equatable, Sendable, CustomStringConvertible 
     case notRSA(algorithm: String)
     /// An RSA key below the 2048-bit minimum the scheme promises.
     case tooSmall(bits: Int)
+    /// An RSA key of 2048 bits or more whose size no device generates (2048, 3072, 4096).
+    case unsupportedSize(bits: Int)
+    /// A public exponent other than 65537 (nil: larger than 64 bits).
+    case unsupportedExponent(UInt64?)
+    /// Well-formed, but OpenSSL's public-key check fails (an even modulus, small factors).
+    case failedPublicKeyCheck
 
     public var description: String {
         switch self {
@@ -16,7 +22,20 @@ public enum PublicKeyError: Error, Equatable, Sendable, CustomStringConvertible 
             return "public key is \(algorithm), not RSA: devices must register an RSA-2048 (or larger) key"
         case .tooSmall(let bits):
             return "public key is RSA-\(bits): keys under 2048 bits are refused"
+        case .unsupportedSize(let bits):
+            return "public key is RSA-\(bits): only 2048, 3072 and 4096-bit keys are accepted"
+        case .unsupportedExponent(let exponent):
+            let shown = exponent.map(String.init) ?? "larger than 64 bits"
+            return "public key has exponent \(shown): only 65537 is accepted"
+        case .failedPublicKeyCheck:
+            return "public key fails OpenSSL's public-key check (not a valid RSA modulus)"
         }
+    }
+
+    /// At most 32 characters of untrusted text (a PEM label), so that an error, a log line or
+    /// a `key.invalid` event never carries key material.
+    static func excerpt(_ text: String) -> String {
+        text.count <= 32 ? text : text.prefix(32) + "…"
     }
 }
 

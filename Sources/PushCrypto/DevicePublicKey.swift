@@ -9,7 +9,7 @@ import Synchronization
 /// operation the scheme cannot avoid.
 public final class DevicePublicKey: Sendable {
     let key: EVPKey
-    /// Modulus size in bits (2048 or more).
+    /// Modulus size in bits: one of `acceptedSizes`.
     public let bits: Int
     /// OAEP-configured `EVP_PKEY_CTX`s not in use right now. A context is used by one
     /// thread at a time: taken from here, used, given back.
@@ -26,7 +26,7 @@ public final class DevicePublicKey: Sendable {
             switch block.label {
             case "PUBLIC KEY": try self.init(subjectPublicKeyInfoDER: block.der)
             case "RSA PUBLIC KEY": try self.init(pkcs1DER: block.der)
-            default: throw .unparseable("PEM label \"\(block.label)\" is not PUBLIC KEY or RSA PUBLIC KEY")
+            default: throw .unparseable("PEM label \"\(PublicKeyError.excerpt(block.label))\" is not PUBLIC KEY or RSA PUBLIC KEY")
             }
             return
         }
@@ -59,9 +59,23 @@ public final class DevicePublicKey: Sendable {
         try self.init(validating: key)
     }
 
+    /// The modulus sizes devices generate (iOS and Android key generators offer these);
+    /// anything else is refused rather than trusted.
+    public static let acceptedSizes: Set<Int> = [2048, 3072, 4096]
+    /// The only public exponent accepted. A tiny exponent makes RSA-OAEP of a short secret
+    /// unsafe (with e = 1 the "wrapped" AES key is the key itself), and every platform
+    /// generator uses 65537.
+    public static let acceptedExponent: UInt64 = 65_537
+
+    /// Refuses anything but an RSA key of an accepted size and exponent that passes
+    /// OpenSSL's public-key check: the key protects everything sealed for the device.
     init(validating key: EVPKey) throws(PublicKeyError) {
         guard key.isRSA else { throw .notRSA(algorithm: key.algorithmName) }
         guard key.bits >= 2048 else { throw .tooSmall(bits: key.bits) }
+        guard Self.acceptedSizes.contains(key.bits) else { throw .unsupportedSize(bits: key.bits) }
+        let exponent = key.rsaPublicExponent
+        guard exponent == Self.acceptedExponent else { throw .unsupportedExponent(exponent) }
+        guard key.passesPublicKeyCheck else { throw .failedPublicKeyCheck }
         self.key = key
         self.bits = key.bits
     }

@@ -23,6 +23,34 @@ final class EVPKey: @unchecked Sendable {  // safe: see the proof above
 
     var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
 
+    /// The RSA public exponent, if it fits in 64 bits (nil for a non-RSA key or a larger
+    /// exponent).
+    var rsaPublicExponent: UInt64? {
+        var exponent: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pointer, "e", &exponent) == 1, let exponent else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        defer { BN_free(exponent) }
+        guard BN_num_bits(exponent) <= 64 else { return nil }
+        return UInt64(BN_get_word(exponent))
+    }
+
+    /// OpenSSL's own public-key validation (for RSA, SP 800-56B: an odd modulus without
+    /// small factors, an odd exponent in range), which a well-formed but forged key fails.
+    var passesPublicKeyCheck: Bool {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_public_check(context) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        return true
+    }
+
     /// A human name of the algorithm for error messages ("EC", "ED25519", …).
     var algorithmName: String {
         if let name = EVP_PKEY_get0_type_name(pointer) { return String(cString: name) }

@@ -26,6 +26,10 @@ struct Pushd {
 
     static func main() async {
         unblockStopSignals()
+        // A peer that hangs up (a metrics scraper, a broker, APNs) must cost one write's
+        // EPIPE, never the process: every socket write also passes MSG_NOSIGNAL where the
+        // library allows it, and this covers the ones that do not (OpenSSL's, libpq's).
+        signal(SIGPIPE, SIG_IGN)
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let name = arguments.first else {
             StandardStreams.writeError(line: usage)

@@ -209,3 +209,18 @@ END
 $$;
 
 \echo devices_test.sql: all assertions passed
+
+-- 0005: a key's text is capped at 2,048 characters (RSA-4096 PEM is about 800).
+DO $$
+DECLARE
+    v_message text;
+BEGIN
+    PERFORM pushd_register_device('cap-user', 'ios', 'com.example.cap', 'production', 'ab01',
+                                  repeat('k', 2048), NULL);
+    v_message := pg_temp.expect_error(
+        $sql$SELECT pushd_register_device('cap-user', 'ios', 'com.example.cap', 'production', 'ab02',
+                                          repeat('k', 2049), NULL)$sql$, '23514');
+    ASSERT v_message LIKE '%devices_public_key_check%', v_message;
+    DELETE FROM devices WHERE app_id = 'com.example.cap';
+END
+$$;

@@ -1,0 +1,96 @@
+import Foundation
+import PushRuntime
+
+extension MetricsServer {
+    /// The `poll` loop of the metrics thread. It owns the listening socket and every client
+    /// socket, and runs on that one thread only, from `run` until shutdown, after which it
+    /// closes them all.
+    struct ConnectionLoop: Sendable {
+        let listener: Int32
+        let limits: Limits
+        let respond: @Sendable ([UInt8]) -> [UInt8]
+
+        /// One client: its request head until complete, then its response until sent.
+        private struct Client {
+            let descriptor: Int32
+            let deadline: ContinuousClock.Instant
+            var request: [UInt8] = []
+            var response: [UInt8]?
+            var sent = 0
+        }
+
+        func run(until shutdown: ShutdownSignal) {
+            var clients: [Client] = []
+            while !shutdown.isTriggered {
+                var descriptors = clients.map { client in
+                    pollfd(fd: client.descriptor, events: Int16(client.response == nil ? POLLIN : POLLOUT), revents: 0)
+                }
+                let accepting = clients.count < limits.maximumClients
+                if accepting { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+                // Wake at least every 200 ms to notice shutdown and expired clients.
+                guard poll(&descriptors, nfds_t(descriptors.count), 200) >= 0 || errno == EINTR else { break }
+                let now = ContinuousClock.now
+                var open: [Client] = []
+                for (index, var client) in clients.enumerated() {
+                    let events = descriptors[index].revents
+                    let alive = now < client.deadline && (events == 0 || progress(&client, events: events))
+                    if alive { open.append(client) } else { close(client.descriptor) }
+                }
+                clients = open
+                if accepting, let listening = descriptors.last, listening.revents & Int16(POLLIN) != 0 {
+                    acceptPending(into: &clients, now: now)
+                }
+            }
+            for client in clients { close(client.descriptor) }
+            close(listener)
+        }
+
+        /// Accepts every pending connection, up to the client limit.
+        private func acceptPending(into clients: inout [Client], now: ContinuousClock.Instant) {
+            while clients.count < limits.maximumClients {
+                let descriptor = accept(listener, nil, nil)
+                guard descriptor >= 0 else { return }
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                clients.append(Client(descriptor: descriptor, deadline: now + limits.clientTimeout))
+            }
+        }
+
+        /// Reads or writes what the socket allows; false when the client is finished (its
+        /// response sent, or it hung up or failed).
+        private func progress(_ client: inout Client, events: Int16) -> Bool {
+            if events & Int16(POLLERR | POLLNVAL) != 0 { return false }
+            if client.response == nil {
+                var buffer = [UInt8](repeating: 0, count: 2048)
+                let received = recv(client.descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                if received < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+                if received == 0 { return false }
+                client.request += buffer[0..<received]
+                if client.request.count > limits.maximumRequestBytes {
+                    client.response = MetricsServer.tooLarge
+                } else if Self.headComplete(client.request) {
+                    client.response = respond(client.request)
+                }
+                return true
+            }
+            guard let response = client.response else { return false }
+            let written = response.withUnsafeBytes { bytes -> Int in
+                guard let base = bytes.baseAddress else { return -1 }
+                return send(client.descriptor, base + client.sent, bytes.count - client.sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+            client.sent += written
+            return client.sent < response.count
+        }
+
+        /// Whether the request head has ended (a blank line).
+        private static func headComplete(_ bytes: [UInt8]) -> Bool {
+            let end: [UInt8] = [13, 10, 13, 10]
+            guard bytes.count >= end.count else { return false }
+            for start in stride(from: bytes.count - end.count, through: 0, by: -1) where bytes[start] == 13 {
+                if Array(bytes[start..<(start + 4)]) == end { return true }
+            }
+            return false
+        }
+    }
+}
