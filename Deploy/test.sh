@@ -32,18 +32,20 @@ export PUSHD_RABBITMQ_NODENAME="pushd-test-$RUN_ID@localhost"
 LOG_DIR="$PUSHD_REPO/.build/test-logs"
 mkdir -p "$LOG_DIR" "$RUN_DIR/tmp"
 
-# Stops whatever the tests started and did not stop (children of a crashed test process carry
-# PUSHD_TEST_RUN in their environment), then the services, then removes the run's state.
+# Stops the services (also when a fault test restarted one of them), then whatever the tests
+# started and did not stop (children of a crashed test process carry PUSHD_TEST_RUN in their
+# environment), then removes the run's state.
 finish() {
-    local pid
-    for pid in $(grep -lsz "^PUSHD_TEST_RUN=$RUN_ID\$" /proc/[0-9]*/environ | cut -d/ -f3); do
-        [ "$pid" != "$$" ] && kill -KILL "$pid" 2>/dev/null || true
-    done
     if [ "${PUSHD_KEEP_TEST_STATE:-0}" = 1 ]; then
         log "kept this run's services and state in $RUN_DIR ($(bash Deploy/local/services.sh env | tr '\n' ' '))"
         return
     fi
-    bash Deploy/local/services.sh reset >/dev/null 2>&1 || log "services.sh reset failed; removing $RUN_DIR anyway"
+    bash Deploy/local/services.sh reset >"$RUN_DIR/reset.log" 2>&1 \
+        || { cat "$RUN_DIR/reset.log" >&2; log "services.sh reset failed; removing $RUN_DIR anyway"; }
+    local pid
+    for pid in $(grep -lsz "^PUSHD_TEST_RUN=$RUN_ID\$" /proc/[0-9]*/environ | cut -d/ -f3); do
+        [ "$pid" != "$$" ] && kill -KILL "$pid" 2>/dev/null || true
+    done
     rm -rf -- "$RUN_DIR"
 }
 trap finish EXIT

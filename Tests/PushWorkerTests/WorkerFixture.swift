@@ -141,9 +141,12 @@ final class WorkerFixture: @unchecked Sendable {
         return process
     }
 
-    /// Kills what still runs, then removes the topology, the database and the emulator.
+    /// Kills what still runs, then removes the topology, the database and the emulator. A
+    /// test that restarted the broker leaves the connection reconnecting: wait for it, or the
+    /// topology would outlive the test.
     private func tearDown() async {
         for process in processes.get() where process.isRunning { process.kill9() }
+        try? await amqp.waitUntilConnected(timeout: .seconds(30))
         try? await amqp.delete(topology)
         await amqp.close()
         await pool.shutdown()
