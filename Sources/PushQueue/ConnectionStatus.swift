@@ -24,6 +24,8 @@ public struct ConnectionStatus: Sendable, Equatable {
     /// Set while the broker blocks publishing (memory or disk alarm).
     public internal(set) var blockedReason: String?
     public internal(set) var connectedSince: ContinuousClock.Instant?
+    /// The broker (`host:port`) connected to, being tried, or to be tried next.
+    public internal(set) var endpoint: String?
 
     /// Connected and allowed to publish.
     public var isHealthy: Bool { state == .connected && blockedReason == nil }
