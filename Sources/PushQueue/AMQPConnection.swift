@@ -86,14 +86,13 @@ public final class AMQPConnection: Sendable {
     /// this returns `.stale`.
     public func close() async {
         shared.mailbox.post(.close)
-        await shared.finished.wait()
+        _ = await shared.finished()
     }
 
     /// Returns when the connection has stopped for good: nil after `close()`, the error if
     /// it gave up.
     func terminated() async -> QueueError? {
-        await shared.finished.wait()
-        return shared.terminalError
+        await shared.finished()
     }
 
     /// Kills the socket as a network failure would, for recovery tests.

@@ -13,9 +13,7 @@ final class ConnectionShared: Sendable {
     /// Which deliveries may still be settled; shared so that settling needs no hop.
     let ledger = SharedDeliveryLedger()
     private let statusStore = Mutex(ConnectionStatus())
-    private let outcome = Mutex<QueueError?>(nil)
-    /// Triggered once the connection thread has answered everyone and stopped.
-    let finished = ShutdownSignal()
+    private let ending = Mutex(Ending())
 
     init(configuration: AMQPConfiguration, topology: Topology?, topologyMode: TopologyMode, logger: Logger) throws(QueueError) {
         self.configuration = configuration
@@ -31,12 +29,38 @@ final class ConnectionShared: Sendable {
         statusStore.withLock { $0 = status }
     }
 
-    /// Why the connection gave up (nil after `close()`); meaningful once `finished`.
-    var terminalError: QueueError? { outcome.withLock { $0 } }
+    /// Whether the connection thread has stopped, and who waits for it to.
+    private struct Ending {
+        var finished = false
+        var error: QueueError?
+        var waiters: [CheckedContinuation<QueueError?, Never>] = []
+    }
 
+    /// The connection thread has answered everyone and stops: `error` is why it gave up,
+    /// nil after `close()`.
     func finish(_ error: QueueError?) {
-        outcome.withLock { $0 = error }
-        finished.trigger()
+        let waiters = ending.withLock { ending in
+            ending.finished = true
+            ending.error = error
+            defer { ending.waiters.removeAll() }
+            return ending.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: error) }
+    }
+
+    /// Returns once the connection thread has stopped, with why it gave up (nil after
+    /// `close()`). Not cancellable, as a close that is under way cannot be withdrawn.
+    func finished() async -> QueueError? {
+        await withCheckedContinuation { continuation in
+            let outcome = ending.withLock { ending -> QueueError?? in
+                guard ending.finished else {
+                    ending.waiters.append(continuation)
+                    return .none
+                }
+                return .some(ending.error)
+            }
+            if case .some(let error) = outcome { continuation.resume(returning: error) }
+        }
     }
 
     /// Settles a delivery if — and only if — the channel that delivered it is still the
