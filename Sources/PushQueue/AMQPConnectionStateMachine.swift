@@ -107,12 +107,13 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
     private(set) var hasConnected = false
     /// Failed attempts and lost connections since the last successful connect.
     private(set) var consecutiveFailures = 0
-    private(set) var consumers: [UInt64: ConsumerRecord] = [:]
-    private var consumerIDsByTag: [String: UInt64] = [:]
-    private var nextConsumerID: UInt64 = 0
-    private var connectWaiters: [UInt64: Waiter] = [:]
+    var consumers: [UInt64: ConsumerRecord] = [:]
+    /// Written only by this file and its `+Consumers` / `+Waiters` extensions.
+    var consumerIDsByTag: [String: UInt64] = [:]
+    var nextConsumerID: UInt64 = 0
+    var connectWaiters: [UInt64: Waiter] = [:]
     /// Publishes awaiting their confirm on the current channel.
-    private(set) var confirms: ConfirmTracker<ConfirmWaiter>
+    var confirms: ConfirmTracker<ConfirmWaiter>
 
     init(endpoints: [AMQPEndpoint], backoff: Backoff, confirmTimeout: Duration) {
         precondition(!endpoints.isEmpty, "a connection needs at least one endpoint")
@@ -273,30 +274,10 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
                       consumers: ended, confirms: confirms.failAll(.confirmationUnknown(reason: (error ?? .closed).description)))
     }
 
-    // MARK: Waiting for the connection
-
-    /// A caller waits for the connection: the answer now if there is one, else nil (the
-    /// waiter is kept until connected, given up, closed, or `connectWaiterExpired`).
-    mutating func waitForConnection(id: UInt64, _ waiter: Waiter) -> Result<Void, QueueError>? {
-        switch phase {
-        case .connected, .closing:
-            return .success(())
-        case .finished:
-            return .failure(terminalError ?? .closed)
-        case .idle, .connecting, .reconnecting:
-            connectWaiters[id] = waiter
-            return nil
-        }
-    }
-
-    /// The waiter's timeout passed; returns it if it still waits.
-    mutating func connectWaiterExpired(id: UInt64) -> Waiter? {
-        connectWaiters.removeValue(forKey: id)
-    }
-
-    private mutating func takeConnectWaiters() -> [Waiter] {
-        defer { connectWaiters.removeAll() }
-        return connectWaiters.keys.sorted().compactMap { connectWaiters[$0] }
+    /// `connection.blocked` (publishes are refused while it lasts) and
+    /// `connection.unblocked` (nil reason).
+    mutating func blocked(_ reason: String?) {
+        status.blockedReason = reason
     }
 
     /// Why new work cannot be accepted, if it cannot: `.closed` once closing, the
@@ -307,83 +288,5 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
         case .finished: terminalError ?? .closed
         default: nil
         }
-    }
-}
-
-extension AMQPConnectionStateMachine {
-    // MARK: Consumers
-
-    /// A new consumer: its id and tag, or why not. `startNow` says whether to send
-    /// `basic.consume` now (connected) or leave it to the next connect. Record it with
-    /// `addConsumer` once started.
-    mutating func planConsumer(
-        queue: String, prefetch: UInt16, consumerTag: String?, connectionName: String
-    ) -> Result<(spec: ConsumerSpec, startNow: Bool), QueueError> {
-        if let refusal { return .failure(refusal) }
-        guard prefetch > 0 else { return .failure(.invalidConfiguration("prefetch must be at least 1 (0 would mean unlimited)")) }
-        nextConsumerID += 1
-        let id = nextConsumerID
-        let tag = consumerTag ?? "\(connectionName).\(queue).\(id)"
-        guard consumerIDsByTag[tag] == nil else { return .failure(.invalidConfiguration("consumer tag \"\(tag)\" is already in use")) }
-        return .success((ConsumerSpec(id: id, queue: queue, tag: tag, prefetch: prefetch), isConnected))
-    }
-
-    mutating func addConsumer(_ spec: ConsumerSpec, consumer: Consumer, active: Bool) {
-        consumers[spec.id] = ConsumerRecord(id: spec.id, queue: spec.queue, tag: spec.tag, prefetch: spec.prefetch,
-                                            consumer: consumer, active: active && isConnected)
-        consumerIDsByTag[spec.tag] = spec.id
-    }
-
-    /// Forgets the consumer; returns it to be ended (nil if already forgotten).
-    mutating func removeConsumer(_ id: UInt64) -> Consumer? {
-        guard let record = consumers.removeValue(forKey: id) else { return nil }
-        consumerIDsByTag.removeValue(forKey: record.tag)
-        return record.consumer
-    }
-
-    /// Who a delivery with this consumer tag is for.
-    func consumer(tag: String) -> ConsumerRecord? {
-        consumerIDsByTag[tag].flatMap { consumers[$0] }
-    }
-
-    /// The broker cancelled the consumer (its queue was deleted): forget it and return it.
-    mutating func consumerCancelledByBroker(tag: String) -> ConsumerRecord? {
-        guard let record = consumer(tag: tag) else { return nil }
-        _ = removeConsumer(record.id)
-        return record
-    }
-
-    // MARK: Publisher confirms
-
-    /// Why a publish cannot be sent now, if it cannot.
-    var publishRefusal: QueueError? {
-        if let reason = status.blockedReason { return .brokerBlocked(reason: reason) }
-        return nil
-    }
-
-    /// A publish was written to the channel; `waiter` gets its outcome.
-    mutating func published(exchange: String, routingKey: String, messageID: String?, waiter: ConfirmWaiter,
-                            now: ContinuousClock.Instant) {
-        confirms.register(exchange: exchange, routingKey: routingKey, messageID: messageID, waiter: waiter, now: now)
-    }
-
-    /// `basic.ack` / `basic.nack`: the waiters it answers.
-    mutating func confirmReceived(tag: UInt64, multiple: Bool, positive: Bool) -> [Resolution] {
-        confirms.confirm(tag: tag, multiple: multiple, positive: positive)
-    }
-
-    /// `basic.return`; false if it matches no unconfirmed publish.
-    mutating func returned(exchange: String, routingKey: String, messageID: String?, code: UInt16, text: String) -> Bool {
-        confirms.markReturned(exchange: exchange, routingKey: routingKey, messageID: messageID, code: code, text: text)
-    }
-
-    /// Waiters whose confirm is overdue.
-    mutating func expireConfirms(now: ContinuousClock.Instant) -> [Resolution] {
-        confirms.expire(now: now)
-    }
-
-    /// `connection.blocked` / `connection.unblocked` (nil reason).
-    mutating func blocked(_ reason: String?) {
-        status.blockedReason = reason
     }
 }

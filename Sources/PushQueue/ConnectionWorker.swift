@@ -108,7 +108,7 @@ final class ConnectionWorker {
             for waiter in waiters { waiter.resume(returning: .success(())) }
         } catch {
             shared.ledger.endGeneration()
-            handle(machine.connectFailed(error, consumerGone: consumerGone, now: .now, jitter: .random(in: 0...1)),
+            handleFailure(machine.connectFailed(error, consumerGone: consumerGone, now: .now, jitter: .random(in: 0...1)),
                    endpoint: endpoint)
         }
     }
@@ -118,13 +118,13 @@ final class ConnectionWorker {
         let endpoint = machine.currentEndpoint.map { configuration.endpoints[$0] }
         raw = nil
         shared.ledger.endGeneration()
-        handle(machine.connectionLost(error, now: .now, jitter: .random(in: 0...1)), endpoint: endpoint)
+        handleFailure(machine.connectionLost(error, now: .now, jitter: .random(in: 0...1)), endpoint: endpoint)
     }
 
     /// Outstanding confirms fail (retryable, outcome unknown), the dead connection's
     /// deliveries are stale (the ledger's generation ended), its consumers wait for the
     /// next connection — or, if the state machine gives up, everyone is answered.
-    private func handle(_ failure: Machine.Failure, endpoint: AMQPEndpoint?) {
+    private func handleFailure(_ failure: Machine.Failure, endpoint: AMQPEndpoint?) {
         // The status first, so that whoever is woken below already sees the connection down.
         publishStatus()
         for item in mailbox.shut(failure.refusal) { item.refuse(failure.refusal) }
