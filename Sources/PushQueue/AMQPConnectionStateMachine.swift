@@ -9,7 +9,9 @@ import PushRuntime
 ///
 /// Endpoints are tried round robin: every failed attempt and every lost connection moves
 /// on to the next one, and the backoff grows once per full cycle through the list, so a
-/// cluster with one dead node costs a reconnect no more than the jittered base delay.
+/// cluster with one dead node costs a reconnect no more than the jittered base delay. A
+/// first connect gives up only once every endpoint has refused in a way retrying cannot
+/// fix (with one endpoint: at its first such refusal, as it always did).
 ///
 /// Generic over what it hands back (connect waiters, consumer streams, confirm waiters) so
 /// that tests can use plain values.
@@ -107,6 +109,10 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
     private(set) var hasConnected = false
     /// Failed attempts and lost connections since the last successful connect.
     private(set) var consecutiveFailures = 0
+    /// Before the first connect: whether each endpoint's last attempt failed in a way
+    /// retrying cannot fix (credentials, TLS, topology). The connection gives up once all
+    /// have; while any endpoint may still come up, it keeps trying.
+    private var refusedForGood: [Bool]
     var consumers: [UInt64: ConsumerRecord] = [:]
     /// Written only by this file and its `+Consumers` / `+Waiters` extensions.
     var consumerIDsByTag: [String: UInt64] = [:]
@@ -118,6 +124,7 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
     init(endpoints: [AMQPEndpoint], backoff: Backoff, confirmTimeout: Duration) {
         precondition(!endpoints.isEmpty, "a connection needs at least one endpoint")
         self.endpoints = endpoints
+        self.refusedForGood = Array(repeating: false, count: endpoints.count)
         self.backoff = backoff
         self.confirms = ConfirmTracker(timeout: confirmTimeout)
     }
@@ -219,7 +226,10 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
                            next: .finish(finish(error: nil)))
         }
         status.lastError = error
-        if !hasConnected && !error.isRetryable {
+        if !hasConnected {
+            refusedForGood[endpoint] = !error.isRetryable
+        }
+        if !hasConnected && refusedForGood.allSatisfy({ $0 }) {
             return Failure(error: error, confirms: unconfirmed, removedConsumer: removedConsumer, refusal: error,
                            next: .finish(finish(error: error)))
         }

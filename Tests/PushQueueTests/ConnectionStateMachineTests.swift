@@ -99,9 +99,9 @@ struct ConnectionStateMachineTests {
         #expect(afterLoss.endpoint == 2 && afterLoss.delay == .milliseconds(100))
     }
 
-    @Test("a first connect that cannot succeed gives up: waiters and consumers get the error, not later ones")
+    @Test("a first connect that cannot succeed gives up (on every endpoint): waiters and consumers get the error")
     func permanentFailure() throws {
-        var machine = Self.machine(endpoints: 2)
+        var machine = Self.machine()
         let now = ContinuousClock.now
         _ = machine.start()
         #expect(machine.waitForConnection(id: 1, "w1") == nil)
@@ -118,6 +118,22 @@ struct ConnectionStateMachineTests {
         let late = machine.waitForConnection(id: 2, "w2")
         #expect(late?.failure == refused)
         #expect(machine.refusal == refused)
+
+        // With several endpoints, it gives up only once every one has refused for good.
+        var cluster = Self.machine(endpoints: 2)
+        _ = cluster.start()
+        var attempt = cluster.connectFailed(refused, now: now, jitter: 0)
+        #expect(Self.reconnect(attempt)?.endpoint == 1, "node1 may accept what node0 refused")
+        _ = cluster.reconnectDue(now: now)
+        attempt = cluster.connectFailed(Self.refused, now: now, jitter: 0)
+        #expect(Self.reconnect(attempt)?.endpoint == 0, "node1 is only down: keep trying")
+        _ = cluster.reconnectDue(now: now)
+        attempt = cluster.connectFailed(refused, now: now, jitter: 0)
+        #expect(Self.reconnect(attempt) != nil)
+        _ = cluster.reconnectDue(now: now)
+        attempt = cluster.connectFailed(refused, now: now, jitter: 0)
+        #expect(Self.finish(attempt)?.error == refused, "both refuse the credentials: give up")
+        #expect(cluster.status.state == .failed)
 
         // Once connected, even a non-retryable failure is retried: it may be passing.
         var connected = Self.machine()
