@@ -15,6 +15,14 @@ struct ConnectionStateMachineTests {
                 confirmTimeout: .seconds(60))
     }
 
+    /// A machine that has connected to its first endpoint at `now`.
+    static func connected(endpoints: Int = 1, now: ContinuousClock.Instant) -> Machine {
+        var machine = machine(endpoints: endpoints)
+        _ = machine.start()
+        _ = machine.connectSucceeded(now: now)
+        return machine
+    }
+
     /// The reconnect a failure asks for, or nil if it asked to finish.
     static func reconnect(_ failure: Machine.Failure) -> (endpoint: Int, delay: Duration, attempt: Int)? {
         guard case .reconnect(let endpoint, let delay, let attempt) = failure.next else { return nil }
@@ -136,9 +144,7 @@ struct ConnectionStateMachineTests {
         #expect(cluster.status.state == .failed)
 
         // Once connected, even a non-retryable failure is retried: it may be passing.
-        var connected = Self.machine()
-        _ = connected.start()
-        _ = connected.connectSucceeded(now: now)
+        var connected = Self.connected(now: now)
         let closedByBroker = connected.connectionLost(.connectionClosedByBroker(replyCode: 530, replyText: "NOT_ALLOWED"), now: now, jitter: 1)
         #expect(Self.reconnect(closedByBroker) != nil)
     }
@@ -218,10 +224,8 @@ struct ConnectionStateMachineTests {
 
     @Test("confirms reach the publish they belong to; a lost channel fails the rest as unknown")
     func confirmRouting() throws {
-        var machine = Self.machine()
         let now = ContinuousClock.now
-        _ = machine.start()
-        _ = machine.connectSucceeded(now: now)
+        var machine = Self.connected(now: now)
         for (waiter, key) in [("p1", "job"), ("p2", "nowhere"), ("p3", "job"), ("p4", "job"), ("p5", "job")] {
             machine.published(exchange: "jobs", routingKey: key, messageID: waiter, waiter: waiter, now: now)
         }
@@ -255,10 +259,8 @@ struct ConnectionStateMachineTests {
 
     @Test("close while connected: consumers stop, confirms get the grace period, then everyone is answered")
     func gracefulClose() throws {
-        var machine = Self.machine()
         let now = ContinuousClock.now
-        _ = machine.start()
-        _ = machine.connectSucceeded(now: now)
+        var machine = Self.connected(now: now)
         let plan = try machine.planConsumer(queue: "jobs", prefetch: 1, consumerTag: nil, connectionName: "w").get()
         machine.addConsumer(plan.spec, consumer: "c1", active: true)
         machine.published(exchange: "jobs", routingKey: "job", messageID: nil, waiter: "p1", now: now)
@@ -283,9 +285,7 @@ struct ConnectionStateMachineTests {
         #expect(machine.status.state == .closed && machine.isFinished)
 
         // The connection dying while closing ends it too, without reconnecting.
-        var dying = Self.machine()
-        _ = dying.start()
-        _ = dying.connectSucceeded(now: now)
+        var dying = Self.connected(now: now)
         dying.published(exchange: "jobs", routingKey: "job", messageID: nil, waiter: "p", now: now)
         _ = dying.close(now: now, gracePeriod: .seconds(5))
         let failure = dying.connectionLost(Self.lost, now: now, jitter: 1)
@@ -296,10 +296,8 @@ struct ConnectionStateMachineTests {
 
     @Test("shutdown during the reconnect backoff: finished at once, no further attempt")
     func shutdownDuringReconnect() throws {
-        var machine = Self.machine(endpoints: 2)
         let now = ContinuousClock.now
-        _ = machine.start()
-        _ = machine.connectSucceeded(now: now)
+        var machine = Self.connected(endpoints: 2, now: now)
         let plan = try machine.planConsumer(queue: "jobs", prefetch: 1, consumerTag: nil, connectionName: "w").get()
         machine.addConsumer(plan.spec, consumer: "c1", active: true)
         _ = machine.connectionLost(Self.lost, now: now, jitter: 1)
