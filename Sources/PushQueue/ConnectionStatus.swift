@@ -9,7 +9,8 @@ public struct ConnectionStatus: Sendable, Equatable {
         case connected
         /// Waiting out the backoff before the next attempt.
         case reconnecting
-        /// Gave up: the first attempt failed in a way retrying cannot fix (`lastError`).
+        /// Gave up: before the first connection, every endpoint refused in a way retrying
+        /// cannot fix (`lastError`).
         case failed
         case closed
     }
