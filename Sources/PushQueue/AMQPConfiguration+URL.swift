@@ -12,7 +12,35 @@ extension AMQPConfiguration {
     /// - Query parameters: `heartbeat` (seconds), `connection_timeout` (milliseconds),
     ///   `cacertfile`, `certfile`, `keyfile` (amqps only). Others are refused so that a typo
     ///   does not silently change nothing.
+    /// - Several brokers: URLs separated by commas, as for `init(urls:)`.
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(QueueError) {
+        try self.init(urls: AMQPURL.split(url), environment: environment)
+    }
+
+    /// Several brokers (the nodes of a cluster), tried in this order: one `endpoint` each.
+    /// The URLs must agree on everything but host and port (user, password, vhost, scheme,
+    /// TLS files, heartbeat, connection timeout); a connection has one set of credentials.
+    public init(urls: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws(QueueError) {
+        guard let first = urls.first else { throw .invalidURL(url: "", reason: "no URL given") }
+        self = try AMQPConfiguration(singleURL: first, environment: environment)
+        for url in urls.dropFirst() {
+            let other = try AMQPConfiguration(singleURL: url, environment: environment)
+            var differences: [String] = []
+            if other.user != user { differences.append("user") }
+            if other.password != password { differences.append("password") }
+            if other.virtualHost != virtualHost { differences.append("vhost") }
+            if (other.tls == nil) != (tls == nil) { differences.append("scheme") } else if other.tls != tls { differences.append("TLS files") }
+            if other.heartbeat != heartbeat { differences.append("heartbeat") }
+            if other.connectTimeout != connectTimeout { differences.append("connection_timeout") }
+            guard differences.isEmpty else {
+                throw .invalidURL(url: Redact.url(url), reason: "differs from the first URL in \(differences.joined(separator: ", ")); all brokers share one set of credentials and settings")
+            }
+            endpoints += other.endpoints
+        }
+        _ = try validated()
+    }
+
+    private init(singleURL url: String, environment: [String: String]) throws(QueueError) {
         let shown = Redact.url(url)
         func fail(_ reason: String) -> QueueError { .invalidURL(url: shown, reason: reason) }
 
@@ -95,6 +123,22 @@ enum AMQPURL {
     /// Characters that need no escaping in a URL's user, password or path segment.
     private static let unreserved = CharacterSet(charactersIn:
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// Splits a comma-separated list of URLs. A comma that does not start another
+    /// `scheme://` (one inside a password, say) stays part of the URL it is in.
+    static func split(_ text: String) -> [String] {
+        var urls: [String] = []
+        for piece in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = piece.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty && !urls.isEmpty { continue }  // a trailing or doubled comma
+            if trimmed.contains("://") || urls.isEmpty {
+                urls.append(trimmed)
+            } else {
+                urls[urls.count - 1] += "," + piece
+            }
+        }
+        return urls
+    }
 
     static func percentEncode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text

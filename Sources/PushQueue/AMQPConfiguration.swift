@@ -3,10 +3,13 @@ import PushRuntime
 /// Where and how to connect to RabbitMQ, and how patiently.
 ///
 /// Build it from a URL (`AMQPConfiguration(url:)`) so that operators configure one string;
-/// the password never appears in logs or descriptions (`redactedURL`).
+/// the password never appears in logs or descriptions (`redactedURL`). Several brokers
+/// (the nodes of a cluster) are several URLs, comma-separated or as `init(urls:)`: they
+/// share credentials, vhost and TLS settings and differ only in `endpoints`.
 public struct AMQPConfiguration: Sendable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+    /// Where to connect, in order of preference: the first attempt goes to the first, and
+    /// every failed attempt or lost connection moves on to the next (round robin).
+    public var endpoints: [AMQPEndpoint]
     public var virtualHost: String
     public var user: String
     /// Sent to the broker only; never logged.
@@ -36,30 +39,61 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     public var frameMax: Int = 131_072
 
     public init(host: String, port: Int? = nil, virtualHost: String = "/", user: String, password: String, tls: TLSOptions? = nil) {
-        self.host = host
-        self.port = port ?? (tls == nil ? 5672 : 5671)
+        self.endpoints = [AMQPEndpoint(host: host, port: port ?? (tls == nil ? 5672 : 5671))]
         self.virtualHost = virtualHost
         self.user = user
         self.password = password
         self.tls = tls
     }
 
-    /// The URL this configuration connects to, with the password replaced by `***`.
-    public var redactedURL: String {
-        let scheme = tls == nil ? "amqp" : "amqps"
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "\(scheme)://\(AMQPURL.percentEncode(user)):***@\(hostPart):\(port)/\(AMQPURL.percentEncode(virtualHost))"
+    /// The first endpoint's host; setting it replaces that endpoint's host.
+    public var host: String {
+        get { endpoints.first?.host ?? "" }
+        set {
+            if endpoints.isEmpty {
+                endpoints = [AMQPEndpoint(host: newValue, port: tls == nil ? 5672 : 5671)]
+            } else {
+                endpoints[0].host = newValue
+            }
+        }
     }
 
-    /// `host:port`, for error messages.
-    var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// The first endpoint's port; setting it replaces that endpoint's port.
+    public var port: Int {
+        get { endpoints.first?.port ?? 0 }
+        set {
+            if endpoints.isEmpty {
+                endpoints = [AMQPEndpoint(host: "", port: newValue)]
+            } else {
+                endpoints[0].port = newValue
+            }
+        }
+    }
+
+    /// The URLs this configuration connects to, comma-separated, each with the password
+    /// replaced by `***`.
+    public var redactedURL: String {
+        endpoints.map(redactedURL(for:)).joined(separator: ",")
+    }
+
+    /// The URL of one endpoint, with the password replaced by `***`.
+    public func redactedURL(for endpoint: AMQPEndpoint) -> String {
+        let scheme = tls == nil ? "amqp" : "amqps"
+        return "\(scheme)://\(AMQPURL.percentEncode(user)):***@\(endpoint)/\(AMQPURL.percentEncode(virtualHost))"
+    }
 
     public var description: String { redactedURL }
 
     /// Checks the values that would otherwise fail obscurely inside rabbitmq-c.
     func validated() throws(QueueError) -> AMQPConfiguration {
-        guard !host.isEmpty else { throw .invalidConfiguration("host is empty") }
-        guard (1...65_535).contains(port) else { throw .invalidConfiguration("port \(port) is not in 1...65535") }
+        guard !endpoints.isEmpty else { throw .invalidConfiguration("no broker endpoint") }
+        for endpoint in endpoints {
+            guard !endpoint.host.isEmpty else { throw .invalidConfiguration("host is empty") }
+            guard (1...65_535).contains(endpoint.port) else {
+                throw .invalidConfiguration("port \(endpoint.port) is not in 1...65535")
+            }
+            guard !endpoint.host.utf8.contains(0) else { throw .invalidConfiguration("host must not contain NUL") }
+        }
         guard heartbeat >= .zero, heartbeat <= .seconds(65_535) else {
             throw .invalidConfiguration("heartbeat must be 0 (off) to 65535 seconds")
         }
@@ -67,8 +101,8 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
             throw .invalidConfiguration("timeouts must be positive")
         }
         guard frameMax >= 4096 else { throw .invalidConfiguration("frameMax must be at least 4096 (AMQP's minimum)") }
-        guard !host.utf8.contains(0), !user.utf8.contains(0), !password.utf8.contains(0), !virtualHost.utf8.contains(0) else {
-            throw .invalidConfiguration("host, user, password and virtual host must not contain NUL")
+        guard !user.utf8.contains(0), !password.utf8.contains(0), !virtualHost.utf8.contains(0) else {
+            throw .invalidConfiguration("user, password and virtual host must not contain NUL")
         }
         return self
     }

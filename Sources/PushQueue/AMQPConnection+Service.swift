@@ -1,11 +1,11 @@
 import PushRuntime
 
 extension AMQPConnection: Service {
-    public nonisolated var name: String { "amqp:\(configuration.connectionName)" }
+    public var name: String { "amqp:\(configuration.connectionName)" }
 
     /// Connects and keeps the connection up until `shutdown`, then closes it gracefully.
     /// Throws if the connection gives up (a first connect that cannot succeed).
-    public nonisolated func run(shutdown: ShutdownSignal) async throws {
+    public func run(shutdown: ShutdownSignal) async throws {
         await start()
         let failure: QueueError? = await withTaskGroup(of: QueueError?.self) { group in
             group.addTask {

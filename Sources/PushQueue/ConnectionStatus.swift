@@ -9,7 +9,8 @@ public struct ConnectionStatus: Sendable, Equatable {
         case connected
         /// Waiting out the backoff before the next attempt.
         case reconnecting
-        /// Gave up: the first attempt failed in a way retrying cannot fix (`lastError`).
+        /// Gave up: before the first connection, every endpoint refused in a way retrying
+        /// cannot fix (`lastError`).
         case failed
         case closed
     }
@@ -24,6 +25,8 @@ public struct ConnectionStatus: Sendable, Equatable {
     /// Set while the broker blocks publishing (memory or disk alarm).
     public internal(set) var blockedReason: String?
     public internal(set) var connectedSince: ContinuousClock.Instant?
+    /// The broker (`host:port`) connected to, being tried, or to be tried next.
+    public internal(set) var endpoint: String?
 
     /// Connected and allowed to publish.
     public var isHealthy: Bool { state == .connected && blockedReason == nil }

@@ -65,7 +65,7 @@ public enum Settlement: Sendable, Hashable {
 
 /// Which connection, and which incarnation of its channel, delivered a message.
 struct DeliveryOrigin: Sendable {
-    let connection: AMQPConnection
+    let connection: ConnectionShared
     let generation: UInt64
 }
 

@@ -3,12 +3,12 @@ import CRabbitMQShims
 import Foundation
 
 /// One rabbitmq-c connection: socket, login and pushd's two channels. The thin C-facing
-/// layer under `AMQPConnection`, which owns it.
+/// layer under `AMQPConnection`, owned by its `ConnectionWorker`.
 ///
 /// Not Sendable and not thread-safe, like rabbitmq-c itself: it is created, used and
-/// destroyed on the connection actor's dedicated thread only, and every method blocks that
-/// thread. Once a connection-level error has happened (`failure` is set) it is never used
-/// again; the actor replaces it.
+/// destroyed on the connection's own thread only, and every method blocks that thread.
+/// Once a connection-level error has happened (`failure` is set) it is never used again;
+/// the worker replaces it.
 final class RawConnection {
     /// Publishing (in confirm mode) and consuming.
     static let dataChannel: amqp_channel_t = 1
@@ -19,17 +19,20 @@ final class RawConnection {
 
     let state: amqp_connection_state_t
     let configuration: AMQPConfiguration
+    /// The broker this connection is to: one of `configuration.endpoints`.
+    let endpoint: AMQPEndpoint
     private var adminChannelOpen = false
     /// The connection-level error that made this connection unusable, if any.
     private(set) var failure: QueueError?
 
     /// Connects, logs in, opens the data channel and puts it in confirm mode.
-    init(configuration: AMQPConfiguration) throws(QueueError) {
+    init(configuration: AMQPConfiguration, endpoint: AMQPEndpoint) throws(QueueError) {
         guard let state = amqp_new_connection() else {
             throw .library(operation: "amqp_new_connection", status: AMQP_STATUS_NO_MEMORY.rawValue, message: "out of memory")
         }
         self.state = state
         self.configuration = configuration
+        self.endpoint = endpoint
         try openSocket()
         limitUnacknowledgedSends()
         try login()
@@ -88,7 +91,7 @@ final class RawConnection {
     }
 
     private func openSocket() throws(QueueError) {
-        let endpoint = configuration.endpoint
+        let endpoint = self.endpoint.description
         let socket: OpaquePointer?
         if let tls = configuration.tls {
             socket = amqp_ssl_socket_new(state)
@@ -114,7 +117,7 @@ final class RawConnection {
             throw .library(operation: "amqp_tcp_socket_new", status: AMQP_STATUS_NO_MEMORY.rawValue, message: "cannot create a socket")
         }
         var timeout = timeval(configuration.connectTimeout)
-        let status = amqp_socket_open_noblock(socket, configuration.host, Int32(configuration.port), &timeout)
+        let status = amqp_socket_open_noblock(socket, self.endpoint.host, Int32(self.endpoint.port), &timeout)
         guard status == AMQP_STATUS_OK.rawValue else {
             // errno is not meaningful here: rabbitmq-c connects without blocking and reads
             // the outcome with getsockopt, so errno still says "in progress".

@@ -2,18 +2,15 @@ import Foundation
 import Synchronization
 
 /// Lets other threads interrupt the connection thread while it waits in `poll` for the
-/// broker, and tells that thread whether anyone is waiting for it.
+/// broker (or for the backoff to pass).
 ///
-/// Two kinds of work arrive from other threads: actor calls (`consume`, `close`, …), which
-/// `announce` themselves before hopping onto the actor and call `arrived` first thing, and
-/// mailbox items (publishes, acks), which `notify`. The event loop only blocks while
-/// nothing is announced or posted. The byte that wakes it is written only while it sleeps:
-/// the loop sets `sleeping` before its last look for work, and senders clear it after
-/// making their work visible, all sequentially consistent — so either the loop sees the
-/// work, or the sender sees the loop asleep and writes. No wakeup is lost, and a busy loop
+/// Everything for the connection thread arrives through its `Mailbox`, which calls `notify`
+/// after making the work visible. The byte that wakes the thread is written only while it
+/// sleeps: the thread sets `sleeping` before its last look for work, and senders clear it
+/// after making their work visible, all sequentially consistent — so either the thread sees
+/// the work, or the sender sees it asleep and writes. No wakeup is lost, and a busy thread
 /// costs senders no system call.
 final class Wakeup: Sendable {
-    private let announced = Atomic<Int>(0)
     private let sleeping = Atomic<Bool>(false)
     let readDescriptor: Int32
     private let writeDescriptor: Int32
@@ -36,19 +33,6 @@ final class Wakeup: Sendable {
         close(writeDescriptor)
     }
 
-    /// An actor call for the connection thread is on its way.
-    func announce() {
-        announced.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        notify()
-    }
-
-    /// The announced call is running on the connection thread.
-    func arrived() {
-        announced.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-    }
-
-    var hasAnnounced: Bool { announced.load(ordering: .sequentiallyConsistent) > 0 }
-
     /// Work is visible to the loop: wake it if it sleeps.
     func notify() {
         if sleeping.exchange(false, ordering: .sequentiallyConsistent) {
@@ -62,7 +46,7 @@ final class Wakeup: Sendable {
     /// awake) if work arrived before it could.
     func prepareToSleep(hasWork: () -> Bool) -> Bool {
         sleeping.store(true, ordering: .sequentiallyConsistent)
-        if hasAnnounced || hasWork() {
+        if hasWork() {
             sleeping.store(false, ordering: .sequentiallyConsistent)
             return false
         }
@@ -76,5 +60,14 @@ final class Wakeup: Sendable {
             var buffer = [UInt8](repeating: 0, count: 64)
             while read(readDescriptor, &buffer, buffer.count) > 0 {}
         }
+    }
+
+    /// Sleeps until notified or `timeout` has passed, unless work is already there.
+    func wait(timeout: Duration, hasWork: () -> Bool) {
+        guard prepareToSleep(hasWork: hasWork) else { return }
+        var descriptor = pollfd(fd: readDescriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: max(0, Topology.milliseconds(timeout)))
+        let woke = poll(&descriptor, 1, milliseconds) > 0
+        awoke(pipeReadable: woke)
     }
 }

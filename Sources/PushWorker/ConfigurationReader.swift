@@ -31,6 +31,11 @@ struct ConfigurationReader {
     mutating func string(_ key: String, env: String, required: Bool = false) -> String? {
         if let value = environment[env], !value.isEmpty { return value }
         if let value = file[key] {
+            // Several brokers: `amqp_url` may also be an array of URLs, read as the
+            // comma-separated list that `AMQPConfiguration(url:)` accepts.
+            if key == "amqp_url", let urls = value as? [String], !urls.isEmpty {
+                return urls.joined(separator: ",")
+            }
             guard let text = value as? String else {
                 problem("\(key) must be a string")
                 return nil

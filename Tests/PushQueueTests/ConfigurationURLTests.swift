@@ -87,4 +87,41 @@ struct ConfigurationURLTests {
             return why.contains(reason)
         }
     }
+
+    @Test("several brokers: comma-separated URLs (or init(urls:)) become endpoints in order, with one set of credentials")
+    func severalBrokers() throws {
+        let list = "amqp://u:p%2Cw@127.0.0.1:5672/%2f, amqp://u:p%2Cw@[::1]:5673/%2f,amqp://u:p%2Cw@rabbit-3/%2f"
+        let configuration = try AMQPConfiguration(url: list, environment: [:])
+        #expect(configuration.endpoints == [AMQPEndpoint(host: "127.0.0.1", port: 5672), AMQPEndpoint(host: "::1", port: 5673),
+                                            AMQPEndpoint(host: "rabbit-3", port: 5672)])
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 5672)
+        #expect(configuration.password == "p,w")
+        #expect(configuration.redactedURL == "amqp://u:***@127.0.0.1:5672/%2F,amqp://u:***@[::1]:5673/%2F,amqp://u:***@rabbit-3:5672/%2F")
+        let fromArray = try AMQPConfiguration(urls: ["amqps://u:p@a:5671/v", "amqps://u:p@b/v"], environment: [:])
+        #expect(fromArray.endpoints.map(\.description) == ["a:5671", "b:5671"])
+        #expect(fromArray.tls != nil)
+        // A comma inside a password (unencoded) does not start another URL.
+        let raw = try AMQPConfiguration(url: "amqp://u:a,b@host:5672/%2f", environment: [:])
+        #expect(raw.password == "a,b" && raw.endpoints.count == 1)
+        // Setting host or port changes the first endpoint only.
+        var changed = configuration
+        changed.port = 1
+        #expect(changed.endpoints.map(\.port) == [1, 5673, 5672])
+    }
+
+    @Test("brokers that disagree on credentials, vhost or scheme are refused, naming what differs but no password", arguments: [
+        ("amqp://u:secret@a/%2f,amqp://v:secret@b/%2f", "user"),
+        ("amqp://u:secret@a/%2f,amqp://u:other-secret@b/%2f", "password"),
+        ("amqp://u:secret@a/%2f,amqp://u:secret@b/prod", "vhost"),
+        ("amqp://u:secret@a/%2f,amqps://u:secret@b/%2f", "scheme"),
+        ("amqp://u:secret@a/%2f?heartbeat=5,amqp://u:secret@b/%2f", "heartbeat"),
+    ])
+    func disagreeingBrokers(list: String, difference: String) {
+        #expect {
+            _ = try AMQPConfiguration(url: list, environment: [:])
+        } throws: { error in
+            guard let error = error as? QueueError, case .invalidURL(let url, let why) = error else { return false }
+            return why.contains(difference) && !url.contains("secret") && !error.description.contains("secret")
+        }
+    }
 }
