@@ -16,7 +16,8 @@ from pathlib import Path
 from .admin import AdminServer, LocalBackend
 from .apns import apns_rules
 from .fcm import fcm_rules
-from .app import announce, bind_socket, build_router, install_stop_signals, withdraw
+from .app import (announce, bind_socket, build_channel_service, build_router, install_stop_signals,
+                  withdraw)
 from .certs import TlsFiles, ensure_tls_files
 from .config import ConfigError, Credentials, Settings, default_state_dir, load_credentials
 from .logs import log
@@ -33,6 +34,11 @@ def parse_args(argv: list[str] | None) -> Settings:
                                      description="Local APNs + FCM + OAuth2 emulator (see README.md).")
     parser.add_argument("--port", type=int, default=8443, help="HTTP/2+TLS port (0: pick a free one)")
     parser.add_argument("--admin-port", type=int, default=8444, help="admin HTTP/1.1 port (0: free)")
+    parser.add_argument("--channels-port", type=int, default=0,
+                        help="broadcast channel-management HTTP/2+TLS port (default 0: a free one, "
+                             "announced in the start line)")
+    parser.add_argument("--max-channels", type=int, default=10_000,
+                        help="broadcast channels per bundle id (Apple: 10,000)")
     parser.add_argument("--state-dir", type=Path, default=default_state_dir(),
                         help="CA, server certificate and emulator.json "
                              "(default: ${PUSHD_STATE_DIR:-~/.pushd-local}/emulator)")
@@ -58,8 +64,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     args = parser.parse_args(argv)
     if not 0.0 <= args.fail_rate <= 1.0:
         parser.error("--fail-rate must be within 0..1")
-    if args.workers < 1 or args.max_streams < 1 or args.max_records < 1:
-        parser.error("--workers, --max-streams and --max-records must be positive")
+    if args.workers < 1 or args.max_streams < 1 or args.max_records < 1 or args.max_channels < 1:
+        parser.error("--workers, --max-streams, --max-records and --max-channels must be positive")
     config = args.config
     if config is None and (args.state_dir / DEFAULT_CONFIG_NAME).exists():
         config = args.state_dir / DEFAULT_CONFIG_NAME
@@ -70,7 +76,8 @@ def parse_args(argv: list[str] | None) -> Settings:
                     record_file=args.record_file.resolve() if args.record_file else None,
                     max_records=args.max_records, fail_rate=args.fail_rate, seed=args.seed,
                     slow_delay=args.slow_delay, fast=args.fast, workers=args.workers,
-                    log_requests=args.log_requests)
+                    log_requests=args.log_requests, channels_port=args.channels_port,
+                    max_channels=args.max_channels)
 
 
 async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFiles) -> int:
@@ -87,12 +94,21 @@ async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFil
     server = await loop.create_server(lambda: Http2Connection(router, settings, h2_config, connections),
                                       sock=sock, ssl=make_tls_context(tls.server_cert, tls.server_key),
                                       backlog=1024)
+    channel_service = build_channel_service(
+        settings, credentials, state.channels,
+        lambda status, reason: state.outcome("channels", status, reason, None))
+    channels_server = await loop.create_server(
+        lambda: Http2Connection(channel_service, settings, h2_config, connections),
+        sock=bind_socket(settings.host, settings.channels_port),
+        ssl=make_tls_context(tls.server_cert, tls.server_key))
     admin = await asyncio.start_server(AdminServer(LocalBackend(state, tokens), started_at).serve_client,
                                        settings.host, settings.admin_port)
-    info_path = announce(settings, tls, port, admin.sockets[0].getsockname()[1])
+    info_path = announce(settings, tls, port, admin.sockets[0].getsockname()[1],
+                         channels_server.sockets[0].getsockname()[1])
     await stop.wait()
     log("stopping", connections=len(connections))
     server.close()
+    channels_server.close()
     admin.close()
     await asyncio.gather(*(c.shutdown(SHUTDOWN_GRACE) for c in list(connections)))
     state.log.close()

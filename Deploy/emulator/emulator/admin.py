@@ -1,7 +1,7 @@
 """The admin API: plain HTTP/1.1 + JSON on 127.0.0.1, for tests and load-test harnesses.
 
-``GET /health``, ``GET /pushes?since=N&limit=M``, ``GET /stats``, ``POST /reset`` and
-``POST /revoke-tokens``. It talks to a backend: the process's own state, or with
+``GET /health``, ``GET /pushes?since=N&limit=M``, ``GET /stats``, ``GET /channels``,
+``POST /reset`` and ``POST /revoke-tokens``. It talks to a backend: the process's own state, or with
 ``--workers`` the parent's view that first synchronises with every worker, so an answer
 always includes every push whose 200 a client has already received.
 """
@@ -27,6 +27,7 @@ MAX_ADMIN_BODY = 64 * 1024
 class AdminBackend(Protocol):
     async def pushes(self, since: int, limit: int) -> dict: ...
     async def stats(self) -> dict: ...
+    async def channels(self) -> list[dict]: ...
     async def reset(self) -> None: ...
     async def revoke_tokens(self) -> None: ...
 
@@ -44,6 +45,9 @@ class LocalBackend:
 
     async def stats(self) -> dict:
         return Stats.report([self._state.stats.snapshot()])
+
+    async def channels(self) -> list[dict]:
+        return self._state.channels.all()
 
     async def reset(self) -> None:
         self._state.reset()
@@ -94,7 +98,7 @@ class AdminServer:
     async def _route(self, method: str, target: str) -> tuple[int, object]:
         parts = urlsplit(target)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        routes = {("GET", "/health"), ("GET", "/pushes"), ("GET", "/stats"),
+        routes = {("GET", "/health"), ("GET", "/pushes"), ("GET", "/stats"), ("GET", "/channels"),
                   ("POST", "/reset"), ("POST", "/revoke-tokens")}
         if (method, parts.path) not in routes:
             known = any(path == parts.path for _, path in routes)
@@ -109,6 +113,8 @@ class AdminServer:
                 return 200, await self._backend.pushes(since, limit)
             if parts.path == "/stats":
                 return 200, await self._backend.stats()
+            if parts.path == "/channels":
+                return 200, {"channels": await self._backend.channels()}
             if parts.path == "/reset":
                 await self._backend.reset()
                 log("reset")

@@ -12,9 +12,13 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Callable
 
 from .apns import ApnsService
+from .apns_auth import ProviderAuth
+from .broadcast import BroadcastService
 from .certs import TlsFiles
+from .channels import ChannelRegistry, ChannelService
 from .config import Credentials, Settings
 from .fcm import FcmService
 from .logs import log
@@ -28,10 +32,19 @@ def build_router(settings: Settings, credentials: Credentials, state: ServiceSta
                  listen_port: int, worker_index: int = 0) -> Router:
     seed = None if settings.seed is None else settings.seed + worker_index
     faults = FaultInjector(settings.fail_rate, seed)
-    return Router(ApnsService(settings, credentials, state, faults),
+    auth = ProviderAuth(settings, credentials)
+    return Router(ApnsService(settings, credentials, state, faults, auth),
+                  BroadcastService(settings, state, faults, auth),
                   FcmService(settings, credentials, state, tokens, faults),
                   OAuthService(settings, credentials, state, tokens, listen_port),
                   state)
+
+
+def build_channel_service(settings: Settings, credentials: Credentials, registry: ChannelRegistry,
+                          count: Callable[[int, str], None]) -> ChannelService:
+    """The channel-management API, served on its own port by whichever process owns the
+    registry (the only process, or the parent with ``--workers``)."""
+    return ChannelService(registry, ProviderAuth(settings, credentials), count)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -43,10 +56,12 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def announce(settings: Settings, tls: TlsFiles, port: int, admin_port: int) -> Path:
+def announce(settings: Settings, tls: TlsFiles, port: int, admin_port: int, channels_port: int) -> Path:
     """Print the start line and write ``emulator.json`` (atomically, for pollers)."""
     info = {"pid": os.getpid(), "host": settings.host, "port": port, "admin_port": admin_port,
+            "channels_port": channels_port,
             "url": f"https://{settings.host}:{port}", "admin_url": f"http://{settings.host}:{admin_port}",
+            "channels_url": f"https://{settings.host}:{channels_port}",
             "ca": str(tls.ca_cert), "state_dir": str(settings.state_dir),
             "config": str(settings.config_path) if settings.config_path else None,
             "fast": settings.fast, "workers": settings.workers, "max_streams": settings.max_streams}

@@ -43,6 +43,10 @@ class Settings:
     workers: int = 1
     log_requests: bool = False
     host: str = "127.0.0.1"
+    #: Channel-management port (Apple serves it on its own host and port); 0 = a free one.
+    channels_port: int = 0
+    #: Broadcast channels per bundle id (Apple: 10,000 per environment).
+    max_channels: int = 10_000
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Callable, TypeVar, Union
 
 
 @dataclass(slots=True)
@@ -43,13 +43,16 @@ def json_response(status: int, payload: object, headers: list[tuple[str, str]] |
 Outcome = Union[Response, "asyncio.Future[Response]"]
 
 
-def then(outcome: "int | asyncio.Future[int]", build: Callable[[int], Response]) -> Outcome:
+T = TypeVar("T")
+
+
+def then(outcome: "T | asyncio.Future[T]", build: Callable[[T], Response]) -> Outcome:
     """Continue with ``build`` once a value that may still be pending is known."""
     if not isinstance(outcome, asyncio.Future):
         return build(outcome)
     result: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
 
-    def done(source: "asyncio.Future[int]") -> None:
+    def done(source: "asyncio.Future[T]") -> None:
         if result.cancelled():
             return
         if source.exception() is not None:

@@ -1,11 +1,15 @@
-"""Maps a request path to the service that answers it. One port serves APNs, FCM and the
-OAuth2 token endpoint, as a developer machine has no separate hosts for them."""
+"""Maps a request path to the service that answers it. One port serves APNs (device and
+broadcast pushes), FCM and the OAuth2 token endpoint, as a developer machine has no separate
+hosts for them; channel management has its own port (``channels.ChannelService``), as at
+Apple."""
 from __future__ import annotations
 
 import re
 import uuid
 
-from .apns import DEVICE_PATH, ApnsService, ConnectionAuth
+from .apns import DEVICE_PATH, ApnsService
+from .apns_auth import ConnectionAuth
+from .broadcast import BROADCAST_PATH, BroadcastService
 from .fcm import FcmService, google_error
 from .http_types import Outcome, Request, json_response
 from .oauth import OAuthService
@@ -18,13 +22,16 @@ class Router:
     """Maps a path to its service. Unknown paths get APNs' ``BadPath`` unless they look like a
     Google API path, which gets Google's 404."""
 
-    def __init__(self, apns: ApnsService, fcm: FcmService, oauth: OAuthService, state: ServiceState) -> None:
-        self.apns, self.fcm, self.oauth, self._state = apns, fcm, oauth, state
+    def __init__(self, apns: ApnsService, broadcast: BroadcastService, fcm: FcmService, oauth: OAuthService,
+                 state: ServiceState) -> None:
+        self.apns, self.broadcast, self.fcm, self.oauth, self._state = apns, broadcast, fcm, oauth, state
 
     def dispatch(self, request: Request, auth: ConnectionAuth) -> Outcome:
         path = request.path
         if path.startswith(DEVICE_PATH):
             return self.apns.handle(request, auth)
+        if path.startswith(BROADCAST_PATH):
+            return self.broadcast.handle(request, auth)
         route = path.partition("?")[0]
         if route == "/token":
             return self.oauth.handle(request)

@@ -13,6 +13,7 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from h2.config import H2Configuration
 from h2.connection import H2Connection
@@ -23,11 +24,18 @@ from h2.exceptions import ProtocolError, StreamClosedError
 from h2.settings import SettingCodes, Settings as H2Settings
 
 from . import hpack_speedups
-from .apns import ConnectionAuth
+from .apns_auth import ConnectionAuth
 from .config import Settings
-from .http_types import Request, Response, json_response
+from .http_types import Outcome, Request, Response, json_response
 from .logs import log
-from .router import Router
+
+
+class Dispatcher(Protocol):
+    """What a connection hands finished requests to: ``router.Router`` on the main port,
+    ``channels.ChannelService`` on the channel-management port."""
+
+    def dispatch(self, request: Request, auth: ConnectionAuth) -> Outcome: ...
+
 
 hpack_speedups.install()
 
@@ -100,7 +108,7 @@ def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 
 class Http2Connection(asyncio.Protocol):
-    def __init__(self, router: Router, settings: Settings, h2_config: H2Configuration,
+    def __init__(self, router: Dispatcher, settings: Settings, h2_config: H2Configuration,
                  registry: set["Http2Connection"]) -> None:
         self._router = router
         self._settings = settings

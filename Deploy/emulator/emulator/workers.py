@@ -10,7 +10,8 @@ throughput). Each worker also talks to the parent over a socketpair carrying one
 per line (``channel.Peer``):
 
 * worker -> parent: pushes (sent *before* their 200 is written), ``attempt`` (ask for the next
-  attempt number of a ``fail_times`` token), ``ready``;
+  attempt number of a ``fail_times`` token), ``channel`` (look a broadcast channel up: the
+  parent owns the registry and serves the channel-management port itself), ``ready``;
 * parent -> worker: ``sync`` (reply with counters), ``reset``, ``rotate`` (new access-token
   secret); every request is answered with ``reply`` carrying the same ``id``.
 
@@ -32,9 +33,11 @@ import time
 from typing import Callable
 
 from .admin import AdminServer
-from .app import announce, bind_socket, build_router, install_stop_signals, withdraw
+from .app import (announce, bind_socket, build_channel_service, build_router, install_stop_signals,
+                  withdraw)
 from .certs import TlsFiles
 from .channel import Peer
+from .channels import ChannelRegistry
 from .config import Credentials, Settings
 from .logs import log, short_token
 from .oauth import AccessTokens
@@ -72,6 +75,19 @@ class WorkerState:
                 result.set_exception(source.exception())  # type: ignore[arg-type]
             else:
                 result.set_result(source.result()["n"])
+
+        reply.add_done_callback(done)
+        return result
+
+    def lookup_channel(self, bundle: str, channel_id: str) -> "asyncio.Future[dict | None]":
+        reply = self._parent.call("channel", bundle=bundle, channel_id=channel_id)
+        result: asyncio.Future[dict | None] = asyncio.get_running_loop().create_future()
+
+        def done(source: asyncio.Future) -> None:
+            if source.exception() is not None:
+                result.set_exception(source.exception())  # type: ignore[arg-type]
+            else:
+                result.set_result(source.result()["channel"])
 
         reply.add_done_callback(done)
         return result
@@ -194,9 +210,12 @@ class ParentBackend:
     """The admin API's view with workers: parent-held pushes, counters collected by ``sync``."""
 
     def __init__(self, settings: Settings, workers: list[_Worker], push_log: PushLog, merger: _PushMerger,
-                 attempts: AttemptCounter, tokens: AccessTokens) -> None:
+                 attempts: AttemptCounter, tokens: AccessTokens, channels: ChannelRegistry,
+                 own_stats: Stats) -> None:
         self._settings, self._workers, self._log, self._merger = settings, workers, push_log, merger
         self._attempts, self._tokens = attempts, tokens
+        #: The parent's own share: the channel registry and the management port's counters.
+        self._channels, self._own_stats = channels, own_stats
 
     async def _sync(self) -> list[dict]:
         replies = await asyncio.gather(*(w.peer.call("sync") for w in self._workers))
@@ -210,7 +229,7 @@ class ParentBackend:
         return page
 
     async def stats(self) -> dict:
-        report = Stats.report(await self._sync())
+        report = Stats.report([*await self._sync(), self._own_stats.snapshot()])
         report["workers"] = len(self._workers)
         return report
 
@@ -218,6 +237,8 @@ class ParentBackend:
         self._log.reset()
         self._merger.clear()
         self._attempts.reset()
+        self._channels.reset()
+        self._own_stats.reset()
         for worker in self._workers:
             worker.discarding = True
         replies = [w.peer.call("reset") for w in self._workers]
@@ -225,13 +246,16 @@ class ParentBackend:
             await reply
             worker.discarding = False
 
+    async def channels(self) -> list[dict]:
+        return self._channels.all()
+
     async def revoke_tokens(self) -> None:
         secret = self._tokens.rotate()
         encoded = base64.b64encode(secret).decode()
         await asyncio.gather(*(w.peer.call("rotate", secret=encoded) for w in self._workers))
 
 
-async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socket,
+async def _parent_main(settings: Settings, credentials: Credentials, tls: TlsFiles, listener: socket.socket,
                        children: list[tuple[int, int, socket.socket, socket.socket]], secret: bytes) -> int:
     stop = install_stop_signals(asyncio.get_running_loop())
     started_at = time.time()
@@ -239,6 +263,8 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     merger = _PushMerger(push_log)
     attempts = AttemptCounter()
     tokens = AccessTokens(secret, settings.access_token_ttl)
+    channels = ChannelRegistry(settings.max_channels)
+    own_stats = Stats()
     workers: list[_Worker] = []
     failed = False
 
@@ -252,6 +278,9 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
             op = message["op"]
             if op == "attempt":
                 peer.reply(message, n=attempts.next_attempt(message["key"]))
+            elif op == "channel":
+                channel = channels.get(message["bundle"], message["channel_id"])
+                peer.reply(message, channel=None if channel is None else channel.to_json())
             elif op == "ready" and not worker.ready.done():
                 worker.ready.set_result(None)
         return on_message, on_push
@@ -276,9 +305,17 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
         log("workers_not_ready", level="error")
         failed = True
         stop.set()
-    backend = ParentBackend(settings, workers, push_log, merger, attempts, tokens)
+    backend = ParentBackend(settings, workers, push_log, merger, attempts, tokens, channels, own_stats)
     admin = await asyncio.start_server(AdminServer(backend, started_at).serve_client,
                                        settings.host, settings.admin_port)
+    channel_service = build_channel_service(settings, credentials, channels,
+                                            lambda status, reason: own_stats.count("channels", status, reason))
+    channel_connections: set[Http2Connection] = set()
+    h2_config = make_h2_config()
+    channels_server = await asyncio.get_running_loop().create_server(
+        lambda: Http2Connection(channel_service, settings, h2_config, channel_connections),
+        sock=bind_socket(settings.host, settings.channels_port),
+        ssl=make_tls_context(tls.server_cert, tls.server_key))
     turn = 0
 
     def hand_off_connections() -> None:
@@ -301,7 +338,8 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
 
     loop = asyncio.get_running_loop()
     loop.add_reader(listener.fileno(), hand_off_connections)
-    info_path = announce(settings, tls, listener.getsockname()[1], admin.sockets[0].getsockname()[1])
+    info_path = announce(settings, tls, listener.getsockname()[1], admin.sockets[0].getsockname()[1],
+                         channels_server.sockets[0].getsockname()[1])
 
     async def publish_settled() -> None:
         while True:
@@ -315,6 +353,8 @@ async def _parent_main(settings: Settings, tls: TlsFiles, listener: socket.socke
     loop.remove_reader(listener.fileno())
     listener.close()
     admin.close()
+    channels_server.close()
+    await asyncio.gather(*(c.shutdown(SHUTDOWN_GRACE) for c in list(channel_connections)))
     for worker in workers:
         try:
             os.kill(worker.pid, signal.SIGTERM)
@@ -365,4 +405,4 @@ def run_workers(settings: Settings, credentials: Credentials, tls: TlsFiles,
         worker_end.close()
         handoff_worker.close()
         children.append((index, pid, parent_end, handoff_parent))
-    return run_loop(_parent_main(settings, tls, listener, children, secret))
+    return run_loop(_parent_main(settings, credentials, tls, listener, children, secret))

@@ -89,12 +89,17 @@ class Emulator:
         self.process, self.info, self.state_dir = process, info, state_dir
         self.url = info["url"]
         self.admin_url = info["admin_url"]
+        self.channels_url = info["channels_url"]
         self.tls = ssl.create_default_context(cafile=info["ca"])
         self._terminated = False
 
     def client(self, **kwargs: object) -> httpx.Client:
         """A new client, hence a new HTTP/2 connection."""
         return httpx.Client(http2=True, verify=self.tls, base_url=self.url, timeout=10.0, **kwargs)
+
+    def channels_client(self) -> httpx.Client:
+        """A client of the channel-management port (Apple's api-manage-broadcast host)."""
+        return httpx.Client(http2=True, verify=self.tls, base_url=self.channels_url, timeout=10.0)
 
     def async_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(http2=True, verify=self.tls, base_url=self.url, timeout=10.0)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Schemas/sql/tests/run.sh — apply Schemas/sql/*.sql to a scratch database (each file in one
-# transaction, like the migrator), run devices_test.sql and a pgbench concurrency check, drop it.
+# transaction, like the migrator), run every tests/*_test.sql and the pgbench concurrency checks,
+# drop it.
 #
 #   eval "$(Deploy/local/services.sh env)" && Schemas/sql/tests/run.sh
 #
@@ -25,7 +26,9 @@ for f in "$SQL_DIR"/[0-9][0-9][0-9][0-9]_*.sql; do
     echo "apply $(basename "$f")"
     psql_ "$url" --single-transaction -f "$f"
 done
-psql_ "$url" -f "$HERE/devices_test.sql"
+for t in "$HERE"/*_test.sql; do   # devices_test.sql, live_activity_test.sql
+    psql_ "$url" -f "$t"
+done
 
 echo "pgbench: 8 clients x 250 register/prune calls on 16 shared tokens"
 bench_out=$("$PGBENCH" -n -c 8 -j 2 -t 250 -f "$HERE/concurrency.pgbench" "$url" 2>&1) \
@@ -38,6 +41,19 @@ BEGIN
   ASSERT NOT EXISTS (SELECT FROM devices WHERE app_id = 'com.example.race'
                       AND (key_id IS DISTINCT FROM pushd_key_id(public_key)
                            OR (public_key IS NULL) <> (key_registered_at IS NULL))), 'key invariants';
+END
+\$\$;"
+echo "pgbench: 8 clients x 250 Live Activity register/end/prune calls on 8 shared devices"
+bench_out=$("$PGBENCH" -n -c 8 -j 2 -t 250 -f "$HERE/live_activity_concurrency.pgbench" "$url" 2>&1) \
+    || { echo "$bench_out"; exit 1; }
+grep -E 'number of (transactions actually processed|failed)' <<<"$bench_out" || true
+psql_ "$url" -At -c "
+DO \$\$
+BEGIN
+  ASSERT (SELECT count(*) FROM live_activity_start_tokens s JOIN devices d ON d.id = s.device_id
+           WHERE d.app_id = 'com.example.la-race') <= 8, 'one push-to-start token per device';
+  ASSERT NOT EXISTS (SELECT device_id, activity_id FROM live_activity_update_tokens
+                      GROUP BY device_id, activity_id HAVING count(*) > 1), 'one update token per device and activity';
 END
 \$\$;"
 echo "Schemas/sql tests: OK"
