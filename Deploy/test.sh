@@ -66,8 +66,9 @@ server_objects | sort > "$RUN_DIR/before.txt"
 export PUSHD_TEST_RUN=$RUN_ID
 export TMPDIR="$RUN_DIR/tmp"
 
-log "SQL contract tests (Schemas/sql/tests, a scratch database of their own)"
+log "wire contract tests: Schemas/sql (a scratch database of their own) and every Schemas example against its schema"
 bash Schemas/sql/tests/run.sh | tail -n 2
+bash Schemas/tests/check-examples.sh | tail -n 2
 
 log "emulator tests (pytest)"
 bash Deploy/emulator/test.sh -q 2>&1 | tail -n 3

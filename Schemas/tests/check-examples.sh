@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Schemas/tests/check-examples.sh — validate every example in Schemas/ against its schema
 # (valid ones pass, invalid ones fail for exactly one reason). Uses a private venv in
-# ${PUSHD_STATE_DIR:-~/.pushd-local}/schema-venv with the pinned requirements.txt, installed
+# ${PUSHD_CACHE_DIR:-~/.cache/pushd}/schema-venv with the pinned requirements.txt, installed
 # only when that file changed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-venv="${PUSHD_STATE_DIR:-$HOME/.pushd-local}/schema-venv"
+venv="${PUSHD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pushd}/schema-venv"
 mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
