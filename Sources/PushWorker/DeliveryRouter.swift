@@ -1,5 +1,4 @@
 import PushDelivery
-import PushStore
 
 /// The APNs and FCM clients of every configured app, side by side: one `APNsClient` per
 /// team key (APNs binds a connection to a team), shared by that team's bundle ids, and one
@@ -23,9 +22,6 @@ public final class DeliveryRouter: Sendable {
         fcmClients = fcm
         fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
     }
-
-    public var bundleIDs: [String] { Array(apnsByBundle.keys).sorted() }
-    public var projectIDs: [String] { Array(fcmByProject.keys).sorted() }
 
     func apns(for bundleID: String) -> APNsClient? { apnsByBundle[bundleID] }
     func fcm(for projectID: String) -> FCMClient? { fcmByProject[projectID] }

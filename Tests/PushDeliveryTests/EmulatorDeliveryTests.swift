@@ -71,7 +71,7 @@ struct EmulatorDeliveryTests {
     func apnsBadKey() async throws {
         let emulator = try EmulatorProcess.start()
         var configuration = emulator.apnsConfiguration()
-        configuration.privateKeyPEM = try JWSSigner.generateP256PrivateKeyPEM()
+        configuration.privateKeyPEM = try TestKeyMaterial.p256PrivateKeyPEM()
         let client = try APNsClient(configuration: configuration)
         #expect(await client.send(notification(Self.hexToken())) == .configurationError(reason: "InvalidProviderToken", status: 403))
         await client.shutdown()

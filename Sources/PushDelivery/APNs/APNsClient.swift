@@ -69,7 +69,7 @@ public final class APNsClient: Sendable {
             // once on a fresh connection, which libcurl opens.
             return await attempt(notification, url: url, token: token).outcome
         }
-        if case .configurationError(reason: "ExpiredProviderToken", _) = first.outcome {
+        if case .configurationError(let reason, _) = first.outcome, APNsReason(reason) == .expiredProviderToken {
             // Renew (within the 20-minute rule) and retry once.
             guard let renewed = try? tokens.renew(rejected: token) else { return first.outcome }
             logger.warning("APNs said the provider token expired; retrying with a renewed token")

@@ -47,7 +47,7 @@ public final class FCMClient: Sendable {
         }
         let first = await attempt(body: body, token: token)
         if first.connectionLost { return await attempt(body: body, token: token).outcome }
-        if case .configurationError(reason: "UNAUTHENTICATED", _) = first.outcome {
+        if case .configurationError(let reason, _) = first.outcome, FCMErrorCode(reason) == .unauthenticated {
             // The access token was revoked or expired early: fetch a new one and retry once.
             do { return await attempt(body: body, token: try await tokens.invalidate(token)).outcome } catch {
                 return Self.outcome(for: error)
