@@ -70,6 +70,8 @@ let package = Package(
         .testTarget(
             name: "PushWorkerTests",
             dependencies: ["PushWorker", "PushCleanup", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+        // The worker's pure parts (intake, planner, retry policy): no servers needed.
+        .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),

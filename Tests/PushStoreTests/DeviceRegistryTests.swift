@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushModel
 import PushStore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushModel
 import PushStore
 import Testing
 
