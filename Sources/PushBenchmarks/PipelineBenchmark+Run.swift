@@ -29,6 +29,7 @@ final class PipelineRun {
         await amqp.start()
         try await amqp.waitUntilConnected(timeout: .seconds(20))
         admin = try HTTP2Client(configuration: .init(maximumInFlight: 4))
+        admin.start()
         try await registerDevices(recipients: 1000)
     }
 

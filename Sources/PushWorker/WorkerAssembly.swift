@@ -11,8 +11,6 @@ import PushStore
 /// in the order they start (they stop in reverse: consumer first, connections last).
 public struct WorkerAssembly: Sendable {
     public let services: [any Service]
-    /// Closes the HTTP/2 connections after the services have stopped.
-    public let router: DeliveryRouter?
     public let shutdownTimeout: Duration
 
     public struct AssemblyError: Error, CustomStringConvertible {
@@ -43,9 +41,9 @@ public struct WorkerAssembly: Sendable {
                 registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
                 isReady: { consumer.status.isHealthy && publisher.status.isHealthy }))
         }
-        services += [pool, publisher, consumer, worker]
+        services += [pool] + router.services + [publisher, consumer, worker]
         return WorkerAssembly(
-            services: services, router: router, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+            services: services, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
     }
 
     /// `pushd cleanup`.
@@ -64,7 +62,7 @@ public struct WorkerAssembly: Sendable {
                 isReady: { connection.status.isHealthy }))
         }
         services += [pool, connection, cleanup]
-        return WorkerAssembly(services: services, router: nil, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+        return WorkerAssembly(services: services, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
     }
 
     private static func makePool(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> ConnectionPool {
@@ -116,13 +114,6 @@ public struct WorkerAssembly: Sendable {
 
     /// Runs the services until SIGTERM/SIGINT, then stops them gracefully.
     public func run(logger: Logger) async throws {
-        let group = ServiceGroup(services: services, gracefulShutdownTimeout: shutdownTimeout, logger: logger)
-        do {
-            try await group.run()
-        } catch {
-            await router?.shutdown()
-            throw error
-        }
-        await router?.shutdown()
+        try await ServiceGroup(services: services, gracefulShutdownTimeout: shutdownTimeout, logger: logger).run()
     }
 }
