@@ -59,7 +59,7 @@ let package = Package(
             ]
         ),
 
-        .target(name: "PushTestSupport", dependencies: ["COpenSSL", "COpenSSLShims", "PushDelivery", "PushRuntime"]),
+        .target(name: "PushTestSupport", dependencies: ["COpenSSL", "COpenSSLShims", "PushDelivery"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushWorker", "PushCleanup", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+            dependencies: ["PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
         // The worker's pure parts (intake, planner, retry policy): no servers needed.
         .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),

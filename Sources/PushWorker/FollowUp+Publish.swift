@@ -8,6 +8,21 @@ extension Topology {
     static let deadLetterRoutingKey = "dead"
 }
 
+/// What follow-ups carry over from the job message that caused them.
+struct JobMessage: Sendable {
+    let body: [UInt8]
+    let headers: [String: HeaderValue]
+    let messageID: String?
+    /// The queue it was consumed from (`x-pushd-original-queue` of a dead letter).
+    let queue: String
+}
+
+extension JobMessage {
+    init(_ message: QueueMessage) {
+        self.init(body: message.body, headers: message.headers, messageID: message.messageID, queue: message.queue)
+    }
+}
+
 extension FollowUp {
     /// The one place follow-ups become messages: exchanges and routing keys come from the
     /// topology, bodies from the shared event types and the job document.
@@ -17,7 +32,7 @@ extension FollowUp {
     ///     with a dead letter).
     ///   - document: the parsed job; nil when intake refused it (the dead letter is then the
     ///     body as received).
-    func publishRequest(topology: Topology, message: QueueMessage, document: JobDocument?) -> PublishRequest {
+    func publishRequest(topology: Topology, message: JobMessage, document: JobDocument?) -> PublishRequest {
         switch self {
         case .retry(let state, let tier):
             let body = document?.json(retry: state) ?? message.body

@@ -99,7 +99,8 @@ public final class WorkerService: Service {
 
     private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async {
         if !followUps.isEmpty {
-            let requests = followUps.map { $0.publishRequest(topology: topology, message: message, document: document) }
+            let source = JobMessage(message)
+            let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
             let confirmations = await publisherConnection.publish(requests)
             let failures = confirmations.compactMap { result -> QueueError? in
                 if case .failure(let error) = result { return error }
