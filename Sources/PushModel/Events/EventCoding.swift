@@ -1,7 +1,30 @@
 import Foundation
 
+/// The keys every event starts with (`version`, `event`, who and when).
+protocol EventCodingKeys: CodingKey {
+    static var version: Self { get }
+    static var event: Self { get }
+    static var eventID: Self { get }
+    static var occurredAt: Self { get }
+    static var platform: Self { get }
+    static var appID: Self { get }
+}
+
 /// What the event types share: their JSON bytes, and the checks their decoders make.
 enum EventCoding {
+    /// Writes the fields every event starts with, version 1.
+    static func encodeCommon<Key: EventCodingKeys>(
+        _ name: String, eventID: String, occurredAt: Date, platform: Platform, appID: String,
+        into container: inout KeyedEncodingContainer<Key>
+    ) throws {
+        try container.encode(1, forKey: .version)
+        try container.encode(name, forKey: .event)
+        try container.encode(eventID, forKey: .eventID)
+        try container.encode(RFC3339.string(from: occurredAt), forKey: .occurredAt)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(appID, forKey: .appID)
+    }
+
     static func expect<Key: CodingKey>(_ name: String, in container: KeyedDecodingContainer<Key>, key: Key) throws {
         let event = try container.decode(String.self, forKey: key)
         guard event == name else {

@@ -38,7 +38,7 @@ public struct KeyInvalidEvent: PushEvent, Hashable {
             keyID: device.keyID, reason: reason, jobID: jobID)
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, EventCodingKeys {
         case version, event
         case eventID = "event_id", occurredAt = "occurred_at", platform, appID = "app_id"
         case deviceID = "device_id", keyID = "key_id", reason, jobID = "job_id"
@@ -59,12 +59,8 @@ public struct KeyInvalidEvent: PushEvent, Hashable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(1, forKey: .version)
-        try container.encode(Self.name, forKey: .event)
-        try container.encode(eventID, forKey: .eventID)
-        try container.encode(RFC3339.string(from: occurredAt), forKey: .occurredAt)
-        try container.encode(platform, forKey: .platform)
-        try container.encode(appID, forKey: .appID)
+        try EventCoding.encodeCommon(
+            Self.name, eventID: eventID, occurredAt: occurredAt, platform: platform, appID: appID, into: &container)
         try container.encode(deviceID, forKey: .deviceID)
         try container.encode(keyID, forKey: .keyID)
         try container.encode(reason, forKey: .reason)

@@ -46,7 +46,7 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
             deviceID: device.id, token: device.token, reason: reason, invalidSince: invalidSince, jobID: jobID)
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, EventCodingKeys {
         case version, event
         case eventID = "event_id", occurredAt = "occurred_at", platform, appID = "app_id", environment
         case deviceID = "device_id", token, reason, invalidSince = "invalid_since", jobID = "job_id"
@@ -71,12 +71,8 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(1, forKey: .version)
-        try container.encode(Self.name, forKey: .event)
-        try container.encode(eventID, forKey: .eventID)
-        try container.encode(RFC3339.string(from: occurredAt), forKey: .occurredAt)
-        try container.encode(platform, forKey: .platform)
-        try container.encode(appID, forKey: .appID)
+        try EventCoding.encodeCommon(
+            Self.name, eventID: eventID, occurredAt: occurredAt, platform: platform, appID: appID, into: &container)
         try container.encodeIfPresent(environment, forKey: .environment)
         try container.encodeIfPresent(deviceID, forKey: .deviceID)
         try container.encode(token, forKey: .token)
