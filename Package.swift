@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .executable(name: "pushd", targets: ["pushd"]),
         .library(name: "PushCrypto", targets: ["PushCrypto"]),
+        // For Swift producers: links RabbitMQ (and Foundation) only, not libcurl or libpq.
+        .library(name: "PushProducer", targets: ["PushProducer"]),
     ],
     targets: [
         // C boundary: the Debian libraries, imported unchanged through module maps.
@@ -22,33 +24,54 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CRabbitMQShims", dependencies: ["CRabbitMQ"]),
 
-        // Swift modules, one concern each.
-        .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
+        // Foundations: no C library beyond OpenSSL for the crypto module.
         .target(name: "PushRuntime"),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "PushModel", dependencies: ["PushRuntime"]),
         .target(name: "PushMetrics", dependencies: ["PushRuntime"]),
-        .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushCrypto", "PushRuntime"]),
+
+        // One client library each.
+        .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushModel", "PushRuntime"]),
         .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
-        .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushModel", "PushRuntime"]),
+        .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushRuntime"]),
+
+        // What runs: the producer API, the cleanup consumer, the worker (which also
+        // assembles both services from configuration).
+        .target(name: "PushProducer", dependencies: ["PushModel", "PushQueue"]),
+        .target(name: "PushCleanup", dependencies: ["PushMetrics", "PushModel", "PushQueue", "PushRuntime", "PushStore"]),
         .target(
             name: "PushWorker",
-            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery"]),
+            dependencies: [
+                "PushCleanup", "PushCrypto", "PushDelivery", "PushMetrics", "PushModel", "PushQueue", "PushRuntime", "PushStore",
+            ]),
+
+        // The command line: shared argument parsing, the benchmarks, and the executable
+        // that only composes.
+        .target(name: "PushCommandLine", dependencies: ["PushStore"]),
+        .target(
+            name: "PushBenchmarks",
+            dependencies: ["PushCommandLine", "PushCrypto", "PushDelivery", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore"]),
         .executableTarget(
             name: "pushd",
-            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery", "PushWorker"]
+            dependencies: [
+                "PushBenchmarks", "PushCommandLine", "PushCrypto", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore",
+                "PushWorker",
+            ]
         ),
 
-        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery", "PushStore"]),
+        .target(name: "PushTestSupport", dependencies: ["COpenSSL", "COpenSSLShims", "PushDelivery", "PushStore"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCrypto", "PushTestSupport"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushWorker", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+            dependencies: ["PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+        // The worker's pure parts (intake, planner, retry policy): no servers needed.
+        .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),

@@ -105,23 +105,3 @@ public enum JWSSignerError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 }
-
-extension JWSSigner {
-    /// A fresh P-256 private key in PKCS#8 PEM, the format of Apple's `.p8` files: for test
-    /// credentials and the local emulator, never for production keys (Apple issues those).
-    public static func generateP256PrivateKeyPEM() throws(JWSSignerError) -> String {
-        guard let pointer = pushd_evp_ec_gen("P-256") else {
-            throw .signingFailed(OpenSSLErrorQueue.drain(or: "EC key generation failed"))
-        }
-        let key = EVPKey(taking: pointer)
-        guard let bio = BIO_new(BIO_s_mem()) else { throw .signingFailed("cannot allocate a BIO") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil) == 1 else {
-            throw .signingFailed(OpenSSLErrorQueue.drain(or: "cannot write the key"))
-        }
-        var data: UnsafeMutablePointer<CChar>? = nil
-        let length = pushd_bio_get_mem_data(bio, &data)
-        guard length > 0, let data else { throw .signingFailed("empty PEM") }
-        return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-    }
-}

@@ -18,13 +18,7 @@ extension NotificationJob {
     /// Parses and validates a job. Unknown fields are ignored; a missing required field, a
     /// wrong type or an out-of-range value is a `JobValidationError`.
     public init(json: Data) throws(JobValidationError) {
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: json)
-        } catch {
-            throw JobValidationError("", "not valid JSON")
-        }
-        try self.init(reading: FieldReader(root, path: ""))
+        self = try JobDocument(json: json).job
     }
 
     init(reading job: FieldReader) throws(JobValidationError) {

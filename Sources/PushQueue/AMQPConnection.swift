@@ -94,11 +94,6 @@ public final class AMQPConnection: Sendable {
     func terminated() async -> QueueError? {
         await shared.finished()
     }
-
-    /// Kills the socket as a network failure would, for recovery tests.
-    func abortSocketForTesting() async {
-        shared.mailbox.post(.abortSocketForTesting)
-    }
 }
 
 /// The timeout task of one `waitUntilConnected`, cancelled when the wait ends.

@@ -31,8 +31,6 @@ extension ConnectionWorker {
                 body(adminAccess())
             case .close:
                 requestClose()
-            case .abortSocketForTesting:
-                raw?.abortSocket()
             }
         }
     }

@@ -35,7 +35,6 @@ final class Mailbox: Sendable {
         /// Runs on the connection thread with the open connection, or with why there is none.
         case admin(@Sendable (Result<RawConnection, QueueError>) -> Void)
         case close
-        case abortSocketForTesting
 
         /// Answers a request the finished connection will never carry out.
         func refuse(_ error: QueueError) {
@@ -44,7 +43,7 @@ final class Mailbox: Sendable {
             case .cancelConsumer(_, let done): done?.resume()
             case .awaitConnection(_, let continuation): continuation.resume(returning: .failure(error))
             case .admin(let body): body(.failure(error))
-            case .start, .connectWaiterExpired, .close, .abortSocketForTesting: break
+            case .start, .connectWaiterExpired, .close: break
             }
         }
     }

@@ -83,13 +83,6 @@ final class RawConnection {
         adminChannelOpen = false
     }
 
-    /// Shuts the socket down under rabbitmq-c's feet, as a dying network would. Tests use it
-    /// to check recovery; nothing else should.
-    func abortSocket() {
-        let descriptor = socketDescriptor
-        if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
-    }
-
     private func openSocket() throws(QueueError) {
         let endpoint = self.endpoint.description
         let socket: OpaquePointer?

@@ -62,11 +62,4 @@ public final class AsyncSemaphore: Sendable {
         }
         waiter?.resume(returning: true)
     }
-
-    /// Runs `body` holding one permit.
-    public func withPermit<T, E: Error>(_ body: () async throws(E) -> T) async throws -> T {
-        try await acquire()
-        defer { release() }
-        return try await body()
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PushModel
 
 extension Platform: SQLEncodable, SQLDecodable {
     public static var postgresType: PostgresType { .text }

@@ -1,14 +1,13 @@
 import Foundation
-
-import PushCrypto
+import PushModel
 
 /// A device registering (or re-registering) its token and key: the arguments of
 /// `pushd_register_device`.
 ///
-/// The public key is checked when the registration is made, with the crypto module's own
-/// parser, so a key the worker could not encrypt for is refused here with the same
-/// `PublicKeyError` the worker would give, and never reaches the database. The key is stored
-/// exactly as sent (its `key_id` is a hash of that text).
+/// The store does not parse keys (it does not link the crypto module): the caller that
+/// registers checks the key first with `DevicePublicKey(parsing:)`, as `pushd device
+/// register` does, so a key the worker could not encrypt for never reaches the database.
+/// The key is stored exactly as sent (its `key_id` is a hash of that text).
 public struct DeviceRegistration: Sendable, Hashable {
     public let recipientID: String
     public let platform: Platform
@@ -22,8 +21,7 @@ public struct DeviceRegistration: Sendable, Hashable {
     public init(
         recipientID: String, platform: Platform, appID: String, environment: PushEnvironment?, token: String,
         publicKey: String?, appVersion: String? = nil
-    ) throws(PublicKeyError) {
-        if let publicKey { _ = try DevicePublicKey(parsing: publicKey) }
+    ) {
         self.recipientID = recipientID
         self.platform = platform
         self.appID = appID

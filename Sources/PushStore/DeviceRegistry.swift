@@ -1,3 +1,5 @@
+import PushModel
+
 /// The device registry: registration, lookups for the worker, pruning for the cleanup
 /// consumer. All writes go through the SQL functions of `Schemas/sql` (the same ones other
 /// languages call); lookups read `devices` directly, each in one round trip.

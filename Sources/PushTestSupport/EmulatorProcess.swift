@@ -90,6 +90,7 @@ public final class EmulatorProcess: Sendable {
         self.stateDirectory = state
         self.process = process
         self.admin = try HTTP2Client(configuration: .init(maximumInFlight: 8))
+        admin.start()
     }
 
     /// Stops the emulator: SIGTERM, then SIGKILL if it has not exited within 10 seconds.

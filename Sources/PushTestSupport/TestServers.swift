@@ -43,6 +43,26 @@ public enum TestServers {
             .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// Has the broker close every connection whose client named itself `connectionName`
+    /// (`AMQPConfiguration.connectionName`), as a broker restart or an operator would: the
+    /// way tests cut a live connection without a hook in the shipped client. Returns how
+    /// many it closed.
+    @discardableResult
+    public static func closeBrokerConnections(named connectionName: String) throws -> Int {
+        // One line a connection: `<node.pid>`, a tab, the client properties as Erlang terms,
+        // among them {"connection_name","…"}.
+        let listing = try rabbitmqctl(["list_connections", "--silent", "--no-table-headers", "pid", "client_properties"])
+        let marker = #"{"connection_name",""# + connectionName + #""}"#
+        let processes = listing.outputText.split(whereSeparator: \.isNewline).compactMap { line -> String? in
+            let fields = line.split(separator: "\t", maxSplits: 1)
+            return fields.count == 2 && fields[1].contains(marker) ? String(fields[0]) : nil
+        }
+        for process in processes {
+            try rabbitmqctl(["close_connection", process, "closed by a test"])
+        }
+        return processes.count
+    }
+
     /// A name no other test uses, for topology prefixes, recipients and apps.
     public static func uniqueName(_ label: String) -> String {
         "\(label)-\(UUID().uuidString.prefix(8).lowercased())"

@@ -1,5 +1,5 @@
 import PushDelivery
-import PushStore
+import PushRuntime
 
 /// The APNs and FCM clients of every configured app, side by side: one `APNsClient` per
 /// team key (APNs binds a connection to a team), shared by that team's bundle ids, and one
@@ -24,15 +24,10 @@ public final class DeliveryRouter: Sendable {
         fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    public var bundleIDs: [String] { Array(apnsByBundle.keys).sorted() }
-    public var projectIDs: [String] { Array(fcmByProject.keys).sorted() }
-
     func apns(for bundleID: String) -> APNsClient? { apnsByBundle[bundleID] }
     func fcm(for projectID: String) -> FCMClient? { fcmByProject[projectID] }
 
-    /// Closes every connection, once in-flight requests are done.
-    public func shutdown() async {
-        for client in apnsClients { await client.shutdown() }
-        for client in fcmClients { await client.shutdown() }
-    }
+    /// Every client's HTTP/2 loop, to run in the service group before the services that
+    /// send (so they stop after those have drained).
+    public var services: [any Service] { apnsClients + fcmClients }
 }

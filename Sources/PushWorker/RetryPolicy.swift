@@ -12,28 +12,44 @@ struct RetryPolicy: Sendable {
     var maximumAge: Duration
     var tiers: [Topology.RetryTier]
 
-    enum Decision: Equatable {
+    enum Decision: Sendable, Equatable {
         case retry(tier: Topology.RetryTier, attempt: Int)
-        case giveUp(reason: String)
+        case giveUp(GiveUp)
     }
 
-    func decide(attemptsSoFar: Int, firstAttemptAt: Date, expiresAt: Date?, retryAfter: Duration?, now: Date = Date()) -> Decision {
-        let nextAttempt = attemptsSoFar + 1
+    /// Why the policy stopped; the description is the dead letter's `x-pushd-reason`.
+    enum GiveUp: Sendable, Equatable, CustomStringConvertible {
+        case attemptsExhausted(Int)
+        case tooOld(ageSeconds: Int, maximumSeconds: Int64)
+        case expiresBeforeNextAttempt
+        case noTiers
+
+        var description: String {
+            switch self {
+            case .attemptsExhausted(let attempts): "gave up after \(attempts) attempts"
+            case .tooOld(let age, let maximum): "gave up: the job is \(age) s old (maximum \(maximum) s)"
+            case .expiresBeforeNextAttempt: "gave up: the job expires before the next attempt"
+            case .noTiers: "no retry tiers configured"
+            }
+        }
+    }
+
+    func decide(attemptsSoFar: Int, firstAttemptAt: Date, expiresAt: Date?, retryAfter: Duration?, now: Date) -> Decision {
         if attemptsSoFar >= maximumAttempts {
-            return .giveUp(reason: "gave up after \(attemptsSoFar) attempts")
+            return .giveUp(.attemptsExhausted(attemptsSoFar))
         }
         let age = now.timeIntervalSince(firstAttemptAt)
         if age >= TimeInterval(maximumAge.components.seconds) {
-            return .giveUp(reason: "gave up: the job is \(Int(age)) s old (maximum \(maximumAge.components.seconds) s)")
+            return .giveUp(.tooOld(ageSeconds: Int(age), maximumSeconds: maximumAge.components.seconds))
         }
-        guard let first = tiers.first else { return .giveUp(reason: "no retry tiers configured") }
+        guard let last = tiers.last else { return .giveUp(.noTiers) }
         var tier = tiers[min(attemptsSoFar, tiers.count - 1)]
         if let retryAfter, retryAfter > tier.delay {
-            tier = tiers.first { $0.delay >= retryAfter } ?? tiers.last ?? first
+            tier = tiers.first { $0.delay >= retryAfter } ?? last
         }
         if let expiresAt, now.addingTimeInterval(TimeInterval(tier.delay.components.seconds)) >= expiresAt {
-            return .giveUp(reason: "gave up: the job expires before the next attempt")
+            return .giveUp(.expiresBeforeNextAttempt)
         }
-        return .retry(tier: tier, attempt: nextAttempt)
+        return .retry(tier: tier, attempt: attemptsSoFar + 1)
     }
 }

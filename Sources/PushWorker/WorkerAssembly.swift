@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushDelivery
+import PushCleanup
 import PushMetrics
 import PushQueue
 import PushRuntime
@@ -10,9 +11,6 @@ import PushStore
 /// in the order they start (they stop in reverse: consumer first, connections last).
 public struct WorkerAssembly: Sendable {
     public let services: [any Service]
-    public let metrics: WorkerMetrics
-    /// Closes the HTTP/2 connections after the services have stopped.
-    public let router: DeliveryRouter?
     public let shutdownTimeout: Duration
 
     public struct AssemblyError: Error, CustomStringConvertible {
@@ -28,29 +26,29 @@ public struct WorkerAssembly: Sendable {
         let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
         let router = try makeRouter(configuration, logger: logger)
         let processor = JobProcessor(
-            directory: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(), topology: topology,
-            retryPolicy: RetryPolicy(
-                maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds),
-                tiers: topology.retryTiers),
+            registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
             limits: .init(encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries),
-            metrics: metrics, logger: logger.with(["component": "jobs"]))
+            metrics: metrics)
+        let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
+            maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))
         let worker = WorkerService(
-            consumerConnection: consumer, publisherConnection: publisher, processor: processor, queue: topology.jobsQueue,
-            prefetch: UInt16(configuration.prefetch), metrics: metrics, logger: logger.with(["component": "worker"]))
+            consumerConnection: consumer, publisherConnection: publisher, intake: JobIntake(), processor: processor,
+            planner: planner, topology: topology, prefetch: UInt16(configuration.prefetch), metrics: metrics,
+            logger: logger.with(["component": "worker"]))
         var services: [any Service] = []
         if let port = configuration.metricsPort {
             services.append(MetricsServer(
                 registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
                 isReady: { consumer.status.isHealthy && publisher.status.isHealthy }))
         }
-        services += [pool, publisher, consumer, worker]
+        services += [pool] + router.services + [publisher, consumer, worker]
         return WorkerAssembly(
-            services: services, metrics: metrics, router: router, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+            services: services, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
     }
 
     /// `pushd cleanup`.
     public static func cleanup(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> WorkerAssembly {
-        let metrics = WorkerMetrics()
+        let metrics = CleanupMetrics()
         let topology = Topology(prefix: configuration.topologyPrefix, retryTiers: configuration.retryTiers)
         let pool = try makePool(configuration, logger: logger)
         let connection = try makeConnection(configuration, topology: topology, name: "cleanup", logger: logger)
@@ -64,7 +62,7 @@ public struct WorkerAssembly: Sendable {
                 isReady: { connection.status.isHealthy }))
         }
         services += [pool, connection, cleanup]
-        return WorkerAssembly(services: services, metrics: metrics, router: nil, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
+        return WorkerAssembly(services: services, shutdownTimeout: .seconds(configuration.shutdownTimeoutSeconds))
     }
 
     private static func makePool(_ configuration: WorkerConfiguration, logger: Logger) throws(AssemblyError) -> ConnectionPool {
@@ -116,13 +114,6 @@ public struct WorkerAssembly: Sendable {
 
     /// Runs the services until SIGTERM/SIGINT, then stops them gracefully.
     public func run(logger: Logger) async throws {
-        let group = ServiceGroup(services: services, gracefulShutdownTimeout: shutdownTimeout, logger: logger)
-        do {
-            try await group.run()
-        } catch {
-            await router?.shutdown()
-            throw error
-        }
-        await router?.shutdown()
+        try await ServiceGroup(services: services, gracefulShutdownTimeout: shutdownTimeout, logger: logger).run()
     }
 }

@@ -1,7 +1,6 @@
 import PushMetrics
 
-/// The worker's and cleanup consumer's metrics (documented in the README's operations
-/// section).
+/// The worker's metrics (documented in the README's operations section).
 public struct WorkerMetrics: Sendable {
     public let registry: MetricsRegistry
     let jobsConsumed: Counter
@@ -14,8 +13,6 @@ public struct WorkerMetrics: Sendable {
     let deliveriesInFlight: Gauge
     let encryptionSeconds: Histogram
     let deliverySeconds: Histogram
-    let tokensPruned: Counter
-    let pruneEvents: Counter
 
     public init(registry: MetricsRegistry = MetricsRegistry()) {
         self.registry = registry
@@ -23,7 +20,7 @@ public struct WorkerMetrics: Sendable {
         jobsCompleted = registry.counter(
             "pushd_jobs_completed_total", help: "Jobs settled, by result (acked, requeued, dead_lettered).", labels: ["result"])
         deliveries = registry.counter(
-            "pushd_deliveries_total", help: "Pushes by platform and outcome (delivered, invalid_token, retry, rejected, configuration_error, key_invalid, no_credentials).",
+            "pushd_deliveries_total", help: "Pushes by platform and outcome (delivered, invalid_token, retry, rejected, configuration_error, key_invalid).",
             labels: ["platform", "outcome"])
         eventsPublished = registry.counter("pushd_events_published_total", help: "Events published, by type.", labels: ["event"])
         retries = registry.counter("pushd_retries_total", help: "Retry jobs published, by tier.", labels: ["tier"])
@@ -33,8 +30,5 @@ public struct WorkerMetrics: Sendable {
         encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")
         deliverySeconds = registry.histogram(
             "pushd_delivery_seconds", help: "Time from sending a push to its answer, by platform.", labels: ["platform"])
-        tokensPruned = registry.counter("pushd_tokens_pruned_total", help: "Devices deleted by the cleanup consumer, by platform.", labels: ["platform"])
-        pruneEvents = registry.counter(
-            "pushd_cleanup_events_total", help: "token.invalid events handled, by result (pruned, kept, malformed).", labels: ["result"])
     }
 }

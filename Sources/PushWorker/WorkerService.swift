@@ -1,4 +1,5 @@
 import Foundation
+import PushModel
 import PushQueue
 import PushRuntime
 
@@ -13,20 +14,24 @@ public final class WorkerService: Service {
     public let name = "worker"
     private let consumerConnection: AMQPConnection
     private let publisherConnection: AMQPConnection
+    private let intake: JobIntake
     private let processor: JobProcessor
-    private let queue: String
+    private let planner: FollowUpPlanner
+    private let topology: Topology
     private let prefetch: UInt16
     private let metrics: WorkerMetrics
     private let logger: Logger
 
     init(
-        consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, processor: JobProcessor, queue: String,
-        prefetch: UInt16, metrics: WorkerMetrics, logger: Logger
+        consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
+        planner: FollowUpPlanner, topology: Topology, prefetch: UInt16, metrics: WorkerMetrics, logger: Logger
     ) {
         self.consumerConnection = consumerConnection
         self.publisherConnection = publisherConnection
+        self.intake = intake
         self.processor = processor
-        self.queue = queue
+        self.planner = planner
+        self.topology = topology
         self.prefetch = prefetch
         self.metrics = metrics
         self.logger = logger
@@ -35,6 +40,7 @@ public final class WorkerService: Service {
     /// Consumes until `shutdown`, then stops taking jobs, finishes those in flight (their
     /// follow-ups confirmed and acks sent) and returns.
     public func run(shutdown: ShutdownSignal) async throws {
+        let queue = topology.jobsQueue
         let consumer = try await consumerConnection.consume(queue: queue, prefetch: prefetch)
         logger.info("worker consuming", ["queue": .string(queue), "prefetch": .int(Int(prefetch))])
         let stopper = Task {
@@ -58,36 +64,58 @@ public final class WorkerService: Service {
         logger.info("worker drained")
     }
 
+    /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
+    /// the metrics (a job that goes back to the queue is counted when it is settled for good).
     private func handle(_ message: QueueMessage) async {
         metrics.jobsConsumed.increment()
         metrics.jobsInFlight.add(1)
         defer { metrics.jobsInFlight.add(-1) }
-        let result = await processor.process(message)
-        switch result.settlement {
-        case .requeue(let reason):
+        let accepted: AcceptedJob
+        switch intake.accept(message.body, publishedAt: message.timestamp, now: Date()) {
+        case .deadLetter(let reason):
+            logger.warning("job dead-lettered", ["reason": .string(reason.description), "message_id": .string(message.messageID ?? "")])
+            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, results: [], refused: true)
+            return
+        case .accepted(let job):
+            accepted = job
+        }
+        let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
+        let results: [DeviceResult]
+        do {
+            results = try await processor.deliver(accepted)
+        } catch {
+            log.warning("device lookup failed; the job goes back to the queue", ["error": .string("\(error)")])
             // A dependency (the database) is down: back off briefly so the job does not
             // spin between the queue and this worker, then hand it back.
             try? await Task.sleep(for: .seconds(1))
             _ = await message.nack(requeue: true)
             metrics.jobsCompleted.increment("requeued")
-            logger.warning("job requeued", ["reason": .string(reason)])
-        case .ack:
-            if !result.publishes.isEmpty {
-                let confirmations = await publisherConnection.publish(result.publishes)
-                let failures = confirmations.compactMap { result -> QueueError? in
-                    if case .failure(let error) = result { return error }
-                    return nil
-                }
-                if let first = failures.first {
-                    logger.warning("follow-ups not confirmed; the job goes back to the queue",
-                                   ["failed": .int(failures.count), "error": .string(first.description)])
-                    _ = await message.nack(requeue: true)
-                    metrics.jobsCompleted.increment("requeued")
-                    return
-                }
-            }
-            _ = await message.ack()
-            metrics.jobsCompleted.increment(result.refused ? "dead_lettered" : "acked")
+            return
         }
+        let followUps = planner.plan(results, for: accepted, now: Date())
+        Self.log(results, followUps, to: log)
+        await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+    }
+
+    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async {
+        if !followUps.isEmpty {
+            let source = JobMessage(message)
+            let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
+            let confirmations = await publisherConnection.publish(requests)
+            let failures = confirmations.compactMap { result -> QueueError? in
+                if case .failure(let error) = result { return error }
+                return nil
+            }
+            if let first = failures.first {
+                logger.warning("follow-ups not confirmed; the job goes back to the queue",
+                               ["failed": .int(failures.count), "error": .string(first.description)])
+                _ = await message.nack(requeue: true)
+                metrics.jobsCompleted.increment("requeued")
+                return
+            }
+        }
+        _ = await message.ack()
+        metrics.record(results, followUps: followUps)
+        metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
     }
 }

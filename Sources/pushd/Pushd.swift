@@ -1,4 +1,6 @@
 import Foundation
+import PushBenchmarks
+import PushCommandLine
 
 /// The one executable. It parses the subcommand and hands over; every capability lives in
 /// a library module so that other Swift programs can use it without the CLI.

@@ -71,6 +71,22 @@ struct ClassifierTests {
         #expect(Self.fcm(401, code: nil, grpc: "UNAUTHENTICATED") == .configurationError(reason: "UNAUTHENTICATED", status: 401))
     }
 
+    @Test("reasons and error codes are enums that keep an unknown text verbatim")
+    func typedReasons() {
+        #expect(APNsReason("BadDeviceToken") == .badDeviceToken)
+        #expect(APNsReason("UnrelatedKeyIdInToken") == .unrelatedKeyIDInToken)
+        #expect(APNsReason("SomethingNew") == .unknown("SomethingNew"))
+        for text in ["BadCollapseId", "ExpiredProviderToken", "Unregistered", "SomethingNew"] {
+            #expect(APNsReason(text).description == text)
+        }
+        #expect(FCMErrorCode("UNREGISTERED") == .unregistered)
+        #expect(FCMErrorCode("INTERNAL") == .internalError)
+        #expect(FCMErrorCode("NEW_CODE") == .unknown("NEW_CODE"))
+        for text in ["SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR", "NEW_CODE"] {
+            #expect(FCMErrorCode(text).description == text)
+        }
+    }
+
     @Test("Retry-After as seconds and as an HTTP date")
     func retryAfter() {
         #expect(RetryAfter.parse("30") == .seconds(30))

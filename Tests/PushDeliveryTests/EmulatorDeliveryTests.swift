@@ -26,6 +26,7 @@ struct EmulatorDeliveryTests {
     func apnsOutcomes() async throws {
         let emulator = try EmulatorProcess.start()
         let client = try APNsClient(configuration: emulator.apnsConfiguration())
+        client.start()
         let delivered = await client.send(notification(Self.hexToken(), collapseID: "job-1"))
         guard case .delivered(let id) = delivered else {
             Issue.record("expected delivered, got \(delivered)")
@@ -71,8 +72,9 @@ struct EmulatorDeliveryTests {
     func apnsBadKey() async throws {
         let emulator = try EmulatorProcess.start()
         var configuration = emulator.apnsConfiguration()
-        configuration.privateKeyPEM = try JWSSigner.generateP256PrivateKeyPEM()
+        configuration.privateKeyPEM = try TestKeyMaterial.p256PrivateKeyPEM()
         let client = try APNsClient(configuration: configuration)
+        client.start()
         #expect(await client.send(notification(Self.hexToken())) == .configurationError(reason: "InvalidProviderToken", status: 403))
         await client.shutdown()
         await emulator.stop()
@@ -82,6 +84,7 @@ struct EmulatorDeliveryTests {
     func apnsConcurrency() async throws {
         let emulator = try EmulatorProcess.start()
         let client = try APNsClient(configuration: emulator.apnsConfiguration(http: .init(maximumConnectionsPerHost: 1)))
+        client.start()
         let outcomes = await withTaskGroup(of: String.self) { group in
             for index in 0..<1000 {
                 group.addTask { await client.send(notification(Self.hexToken(unique: index + 1))).label }
@@ -107,6 +110,7 @@ struct EmulatorDeliveryTests {
     func fcmOutcomes() async throws {
         let emulator = try EmulatorProcess.start()
         let client = try FCMClient(configuration: emulator.fcmConfiguration())
+        client.start()
         let delivered = await client.send(body: try fcmBody("device-token-1"))
         guard case .delivered(let name?) = delivered else {
             Issue.record("expected delivered, got \(delivered)")
@@ -136,6 +140,7 @@ struct OAuthRenewalTests {
         let emulator = try EmulatorProcess.start(arguments: ["--access-token-ttl", "310"])
         let clock = ManualClock(start: Date())
         let http = try HTTP2Client(configuration: .init(caFile: emulator.caFile))
+        http.start()
         let provider = try FCMAccessTokenProvider(account: emulator.serviceAccount, http: http, now: { clock.now })
         let first = try await provider.token()
         #expect(!first.isEmpty)

@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 @testable import PushDelivery
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -16,7 +17,7 @@ final class ManualClock: Sendable {
 enum TestCredentials {
     /// A fresh P-256 key in PKCS#8 PEM, as Apple's `.p8` files are.
     static func p8() throws -> String {
-        try JWSSigner.generateP256PrivateKeyPEM()
+        try TestKeyMaterial.p256PrivateKeyPEM()
     }
 }
 

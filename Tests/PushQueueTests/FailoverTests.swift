@@ -26,7 +26,7 @@ struct FailoverTests {
 
         // Losing the broker moves on to the (dead) first endpoint, then round to the broker
         // again, where the consumer resumes.
-        await connection.abortSocketForTesting()
+        #expect(try TestServers.closeBrokerConnections(named: "pushd-test-failover") == 1)
         let reconnected = await PushTestSupport.waitUntil(timeout: .seconds(30)) { connection.status.reconnects == 1 }
         #expect(reconnected)
         try await connection.waitUntilConnected(timeout: .seconds(30))

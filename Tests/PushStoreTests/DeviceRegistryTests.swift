@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushModel
 import PushStore
 import Testing
 
@@ -26,7 +27,7 @@ struct DeviceRegistryTests {
     func registerNew() async throws {
         let user = recipient()
         let token = TestKeys.apnsToken()
-        let outcome = try await registry.register(try DeviceRegistration(
+        let outcome = try await registry.register(DeviceRegistration(
             recipientID: user, platform: .ios, appID: ios, environment: .sandbox, token: token.uppercased(),
             publicKey: TestKeys.first, appVersion: "2.3.0"))
         #expect(outcome.created)
@@ -56,10 +57,10 @@ struct DeviceRegistryTests {
     func rotate() async throws {
         let user = recipient()
         let token = "fcm:" + recipient("token")
-        let first = try await registry.register(try DeviceRegistration(
+        let first = try await registry.register(DeviceRegistration(
             recipientID: user, platform: .android, appID: android, environment: nil, token: token, publicKey: TestKeys.first))
         let before = try #require(try await registry.devices(ids: [first.deviceID]).first)
-        let second = try await registry.register(try DeviceRegistration(
+        let second = try await registry.register(DeviceRegistration(
             recipientID: user, platform: .android, appID: android, environment: .production, token: token, publicKey: TestKeys.second))
         #expect(second.deviceID == first.deviceID)
         #expect(!second.created)
@@ -71,7 +72,7 @@ struct DeviceRegistryTests {
         #expect(after.environment == .production)
         #expect(try #require(after.keyRegisteredAt) > (try #require(before.keyRegisteredAt)))
 
-        let removed = try await registry.register(try DeviceRegistration(
+        let removed = try await registry.register(DeviceRegistration(
             recipientID: user, platform: .android, appID: android, environment: nil, token: token, publicKey: nil))
         #expect(removed.keyRotated)
         #expect(removed.keyID == nil)
@@ -82,7 +83,7 @@ struct DeviceRegistryTests {
     @Test("re-registering the same token and key moves the registration time forward and keeps the key")
     func reRegister() async throws {
         let user = recipient()
-        let registration = try DeviceRegistration(
+        let registration = DeviceRegistration(
             recipientID: user, platform: .ios, appID: ios, environment: .production, token: TestKeys.apnsToken(),
             publicKey: TestKeys.third, appVersion: "1.0")
         let first = try await registry.register(registration)
@@ -104,18 +105,18 @@ struct DeviceRegistryTests {
         try await withThrowingTaskGroup(of: (String, Int64).self) { group in
             for user in users {
                 group.addTask {
-                    (user, try await registry.register(try DeviceRegistration(
+                    (user, try await registry.register(DeviceRegistration(
                         recipientID: user, platform: .ios, appID: ios, environment: .production, token: TestKeys.apnsToken(), publicKey: key)).deviceID)
                 }
                 group.addTask {
-                    (user, try await registry.register(try DeviceRegistration(
+                    (user, try await registry.register(DeviceRegistration(
                         recipientID: user, platform: .android, appID: android, environment: nil, token: "fcm:\(user)", publicKey: nil)).deviceID)
                 }
             }
             for try await (user, id) in group { expected[user, default: []].insert(id) }
         }
         // The same recipients in another app must not show up.
-        _ = try await registry.register(try DeviceRegistration(
+        _ = try await registry.register(DeviceRegistration(
             recipientID: users[0], platform: .android, appID: "other-\(android)", environment: nil, token: "fcm:other", publicKey: nil))
 
         let devices = try await registry.devices(forRecipients: users + users.prefix(10) + [recipient("nobody")], in: app)
@@ -140,7 +141,7 @@ struct DeviceRegistryTests {
             let registry = DeviceRegistry(pool: pool)
             let users = (0..<50).map { recipient("rt\($0)") }
             for user in users {
-                _ = try await registry.register(try DeviceRegistration(
+                _ = try await registry.register(DeviceRegistration(
                     recipientID: user, platform: .android, appID: android, environment: nil, token: "fcm:\(user)", publicKey: nil))
             }
             let before = pool.statistics.statementsSent
@@ -162,10 +163,10 @@ struct DeviceRegistryTests {
     func hostileStrings(hostile: String) async throws {
         let token = #"x'||pg_sleep(1)||'\";--DROP"# + recipient("t")
         let longToken = String(repeating: "A", count: 4096 - 40) + recipient("long").prefix(40)
-        let androidOutcome = try await registry.register(try DeviceRegistration(
+        let androidOutcome = try await registry.register(DeviceRegistration(
             recipientID: hostile, platform: .android, appID: android, environment: nil, token: token, publicKey: TestKeys.first,
             appVersion: "'; DROP TABLE devices; --"))
-        let longOutcome = try await registry.register(try DeviceRegistration(
+        let longOutcome = try await registry.register(DeviceRegistration(
             recipientID: hostile, platform: .android, appID: android, environment: nil, token: String(longToken), publicKey: nil))
         let devices = try await registry.devices(forRecipients: [hostile], in: app)
         #expect(Set(devices.map(\.id)) == [androidOutcome.deviceID, longOutcome.deviceID])
@@ -179,39 +180,21 @@ struct DeviceRegistryTests {
     @Test("a recipient id with NUL, or too long, is refused with a clear error")
     func refusedStrings() async throws {
         let nul = await #expect(throws: StoreError.self) {
-            try await registry.register(try DeviceRegistration(
+            try await registry.register(DeviceRegistration(
                 recipientID: "a\u{0}b", platform: .android, appID: android, environment: nil, token: "fcm:nul", publicKey: nil))
         }
         guard case .invalidParameter(1, _)? = nul else { Issue.record("expected invalidParameter($1), got \(String(describing: nul))"); return }
         let long = await #expect(throws: StoreError.self) {
-            try await registry.register(try DeviceRegistration(
+            try await registry.register(DeviceRegistration(
                 recipientID: String(repeating: "x", count: 1025), platform: .android, appID: android, environment: nil, token: "fcm:long", publicKey: nil))
         }
         #expect(long?.sqlState == "22023")
     }
 
-    @Test("a key the worker could not encrypt for is refused with the crypto module's PublicKeyError, before any database call")
-    func badKeys() async throws {
-        let cases: [(String, (PublicKeyError) -> Bool)] = [
-            ("not a key at all", { if case .unparseable = $0 { true } else { false } }),
-            (TestKeys.ellipticCurve, { if case .notRSA = $0 { true } else { false } }),
-            (TestKeys.rsa1024, { $0 == .tooSmall(bits: 1024) }),
-            ("", { if case .unparseable = $0 { true } else { false } }),
-        ]
-        let user = recipient()
-        for (key, matches) in cases {
-            let error = #expect(throws: PublicKeyError.self) {
-                try DeviceRegistration(recipientID: user, platform: .ios, appID: ios, environment: .production, token: TestKeys.apnsToken(), publicKey: key)
-            }
-            #expect(error.map(matches) == true, "\(String(describing: error))")
-        }
-        #expect(try await registry.devices(forRecipients: [user], in: app).isEmpty)
-    }
-
     @Test("arguments the SQL function refuses come back as a non-retryable server error with SQLSTATE 22023")
     func databaseValidation() async throws {
         let error = await #expect(throws: StoreError.self) {
-            try await registry.register(try DeviceRegistration(
+            try await registry.register(DeviceRegistration(
                 recipientID: recipient(), platform: .android, appID: android, environment: .sandbox, token: "fcm:x", publicKey: nil))
         }
         #expect(error?.sqlState == "22023")
@@ -222,7 +205,7 @@ struct DeviceRegistryTests {
     @Test("pruning honours the APNs 410 timestamp and is idempotent")
     func prune() async throws {
         let token = TestKeys.apnsToken()
-        let outcome = try await registry.register(try DeviceRegistration(
+        let outcome = try await registry.register(DeviceRegistration(
             recipientID: recipient(), platform: .ios, appID: ios, environment: .production, token: token, publicKey: nil))
         let registeredBefore = PruneRequest(appID: ios, platform: .ios, environment: .production, token: token.uppercased(),
                                             invalidSince: Date(timeIntervalSinceNow: -3600))
@@ -240,11 +223,11 @@ struct DeviceRegistryTests {
         for index in 0..<4 {
             let token = "fcm:\(recipient("p\(index)"))"
             tokens.append(token)
-            _ = try await registry.register(try DeviceRegistration(
+            _ = try await registry.register(DeviceRegistration(
                 recipientID: recipient(), platform: .android, appID: android, environment: nil, token: token, publicKey: nil))
         }
         let kept = TestKeys.apnsToken()
-        _ = try await registry.register(try DeviceRegistration(
+        _ = try await registry.register(DeviceRegistration(
             recipientID: recipient(), platform: .ios, appID: ios, environment: .sandbox, token: kept, publicKey: nil))
         let requests = [
             PruneRequest(appID: android, platform: .android, environment: nil, token: tokens[3], invalidSince: nil),
@@ -269,7 +252,7 @@ struct DeviceRegistryTests {
         let outcomes = try await withThrowingTaskGroup(of: RegistrationOutcome.self) { group in
             for index in 0..<24 {
                 group.addTask {
-                    try await registry.register(try DeviceRegistration(
+                    try await registry.register(DeviceRegistration(
                         recipientID: "racer-\(index % 3)", platform: .android, appID: android, environment: nil, token: token,
                         publicKey: keys[index % 3]))
                 }

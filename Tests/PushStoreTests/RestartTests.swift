@@ -1,4 +1,5 @@
 import Foundation
+import PushModel
 import PushStore
 import Testing
 
@@ -24,7 +25,7 @@ struct RestartTests {
     private func register(_ count: Int, prefix: String, registry: DeviceRegistry) async throws -> Set<Int64> {
         var ids: Set<Int64> = []
         for index in 0..<count {
-            ids.insert(try await registry.register(try DeviceRegistration(
+            ids.insert(try await registry.register(DeviceRegistration(
                 recipientID: "\(prefix)-\(index)", platform: .android, appID: "restart-app", environment: nil,
                 token: "fcm:\(prefix)-\(index)", publicKey: TestKeys.first)).deviceID)
         }

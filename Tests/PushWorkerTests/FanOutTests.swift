@@ -117,7 +117,7 @@ struct FanOutTests {
     func retriesExhausted() async throws {
         try await WorkerFixture.run(maxAttempts: 3) { fixture in
             let always503 = String(("5030" + String(repeating: "ab", count: 40)).prefix(64))
-            let registration = try DeviceRegistration(
+            let registration = DeviceRegistration(
                 recipientID: "\(fixture.prefix)-r", platform: .ios, appID: fixture.bundleID, environment: .production,
                 token: always503, publicKey: fixture.publicKeys[0])
             _ = try await fixture.registry.register(registration)

@@ -168,7 +168,7 @@ final class WorkerFixture: @unchecked Sendable {
                 let kind = mix(index, platform)
                 let token = Self.token(platform: platform, kind: kind, index: index)
                 let keyIndex = kind == .legacy ? nil : index % keys.count
-                let registration = try DeviceRegistration(
+                let registration = DeviceRegistration(
                     recipientID: recipient, platform: platform,
                     appID: platform == .ios ? bundleID : EmulatorProcess.projectID,
                     environment: platform == .ios ? .production : nil, token: token,

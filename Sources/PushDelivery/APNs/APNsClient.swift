@@ -6,7 +6,7 @@ import PushRuntime
 /// APNs binds a connection to one team, so each team gets its own `HTTP2Client` (its own
 /// connections). On a new connection APNs allows a single stream until a request with a
 /// valid token succeeds, so the very first request is sent alone and the rest wait for it.
-public final class APNsClient: Sendable {
+public final class APNsClient: Service {
     public struct Configuration: Sendable {
         public var teamID: String
         public var keyID: String
@@ -69,7 +69,7 @@ public final class APNsClient: Sendable {
             // once on a fresh connection, which libcurl opens.
             return await attempt(notification, url: url, token: token).outcome
         }
-        if case .configurationError(reason: "ExpiredProviderToken", _) = first.outcome {
+        if case .configurationError(let reason, _) = first.outcome, APNsReason(reason) == .expiredProviderToken {
             // Renew (within the 20-minute rule) and retry once.
             guard let renewed = try? tokens.renew(rejected: token) else { return first.outcome }
             logger.warning("APNs said the provider token expired; retrying with a renewed token")
@@ -85,6 +85,19 @@ public final class APNsClient: Sendable {
         return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
     }
 
+    public var name: String { "apns:\(configuration.teamID)" }
+
+    /// Runs the HTTP/2 loop until `shutdown` (see `HTTP2Client.run`).
+    public func run(shutdown: ShutdownSignal) async throws {
+        try await http.run(shutdown: shutdown)
+    }
+
+    /// Starts the HTTP/2 loop, for a client used outside a service group. Idempotent.
+    public func start() {
+        http.start()
+    }
+
+    /// Closes every connection, once in-flight requests are done.
     public func shutdown() async {
         await http.shutdown()
     }

@@ -80,16 +80,16 @@ public struct APNsNotification: Sendable {
     /// would give. Sending them anyway would count against the connection.
     var localProblem: DeliveryOutcome? {
         if deviceToken.isEmpty || deviceToken.utf8.count % 2 != 0 || !deviceToken.utf8.allSatisfy(\.isHexDigit) {
-            return .invalidToken(reason: "BadDeviceToken", invalidSince: nil)
+            return .invalidToken(reason: APNsReason.badDeviceToken.description, invalidSince: nil)
         }
         if let collapseID, collapseID.utf8.count > 64 {
-            return .rejected(reason: "BadCollapseId", status: 400)
+            return .rejected(reason: APNsReason.badCollapseID.description, status: 400)
         }
         if pushType == .background && priority != .conservesPower {
-            return .rejected(reason: "BadPriority", status: 400)
+            return .rejected(reason: APNsReason.badPriority.description, status: 400)
         }
         if payload.count > pushType.payloadLimit {
-            return .rejected(reason: "PayloadTooLarge", status: 413)
+            return .rejected(reason: APNsReason.payloadTooLarge.description, status: 413)
         }
         return nil
     }

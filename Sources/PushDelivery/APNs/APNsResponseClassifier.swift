@@ -8,29 +8,29 @@ enum APNsResponseClassifier {
             return .delivered(id: response.headers["apns-id"])
         }
         let body = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        let reason = body?["reason"] as? String ?? "HTTP \(response.status): \(bodyExcerpt(response.body))"
+        let reason = APNsReason(body?["reason"] as? String ?? "HTTP \(response.status): \(bodyExcerpt(response.body))")
+        let text = reason.description
         let retryAfter = RetryAfter.parse(response.headers["retry-after"], now: now)
         switch (response.status, reason) {
-        case (400, "BadDeviceToken"), (410, "ExpiredToken"):
-            return .invalidToken(reason: reason, invalidSince: nil)
-        case (410, "Unregistered"), (410, _):
+        case (400, .badDeviceToken), (410, .expiredToken):
+            return .invalidToken(reason: text, invalidSince: nil)
+        case (410, _):
             let milliseconds = (body?["timestamp"] as? NSNumber)?.doubleValue
-            return .invalidToken(reason: reason, invalidSince: milliseconds.map { Date(timeIntervalSince1970: $0 / 1000) })
-        case (400, "DeviceTokenNotForTopic"):
+            return .invalidToken(reason: text, invalidSince: milliseconds.map { Date(timeIntervalSince1970: $0 / 1000) })
+        case (400, .deviceTokenNotForTopic):
             // Usually a wrong topic or environment for the key, not a dead token.
-            return .configurationError(reason: reason, status: 400)
-        case (400, "IdleTimeout"), (403, "UnrelatedKeyIdInToken"), (429, "TooManyProviderTokenUpdates"):
-            return .retryLater(reason: reason, retryAfter: retryAfter)
-        case (403, "InvalidProviderToken"), (403, "MissingProviderToken"), (403, "BadCertificate"),
-             (403, "BadCertificateEnvironment"), (403, "Forbidden"), (403, "BadEnvironmentKeyInToken"),
-             (403, "BadEnvironmentKeyIdInToken"), (403, "ExpiredProviderToken"), (403, _):
-            return .configurationError(reason: reason, status: 403)
-        case (429, _), (500, _), (503, _):
-            return .retryLater(reason: reason, retryAfter: retryAfter)
+            return .configurationError(reason: text, status: 400)
+        case (400, .idleTimeout), (403, .unrelatedKeyIDInToken), (429, .tooManyProviderTokenUpdates):
+            return .retryLater(reason: text, retryAfter: retryAfter)
+        case (403, _):
+            // InvalidProviderToken, MissingProviderToken, BadCertificate, ExpiredProviderToken, …
+            return .configurationError(reason: text, status: 403)
+        case (429, _):
+            return .retryLater(reason: text, retryAfter: retryAfter)
         case (let status, _) where status >= 500:
-            return .retryLater(reason: reason, retryAfter: retryAfter)
+            return .retryLater(reason: text, retryAfter: retryAfter)
         default:
-            return .rejected(reason: reason, status: response.status)
+            return .rejected(reason: text, status: response.status)
         }
     }
 }

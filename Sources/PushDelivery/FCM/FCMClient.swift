@@ -2,7 +2,7 @@ import Foundation
 import PushRuntime
 
 /// Sends data messages through FCM HTTP v1 for one Firebase project.
-public final class FCMClient: Sendable {
+public final class FCMClient: Service {
     public struct Configuration: Sendable {
         public var account: FCMServiceAccount
         /// Replaces `https://fcm.googleapis.com` (e.g. the local emulator).
@@ -47,7 +47,7 @@ public final class FCMClient: Sendable {
         }
         let first = await attempt(body: body, token: token)
         if first.connectionLost { return await attempt(body: body, token: token).outcome }
-        if case .configurationError(reason: "UNAUTHENTICATED", _) = first.outcome {
+        if case .configurationError(let reason, _) = first.outcome, FCMErrorCode(reason) == .unauthenticated {
             // The access token was revoked or expired early: fetch a new one and retry once.
             do { return await attempt(body: body, token: try await tokens.invalidate(token)).outcome } catch {
                 return Self.outcome(for: error)
@@ -71,6 +71,19 @@ public final class FCMClient: Sendable {
         }
     }
 
+    public var name: String { "fcm:\(projectID)" }
+
+    /// Runs the HTTP/2 loop until `shutdown` (see `HTTP2Client.run`).
+    public func run(shutdown: ShutdownSignal) async throws {
+        try await http.run(shutdown: shutdown)
+    }
+
+    /// Starts the HTTP/2 loop, for a client used outside a service group. Idempotent.
+    public func start() {
+        http.start()
+    }
+
+    /// Closes every connection, once in-flight requests are done.
     public func shutdown() async {
         await http.shutdown()
     }

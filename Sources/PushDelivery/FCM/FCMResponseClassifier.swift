@@ -17,24 +17,25 @@ enum FCMResponseClassifier {
         let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"] as? String
         let status = error?["status"] as? String
         let message = error?["message"] as? String ?? bodyExcerpt(response.body)
-        let reason = fcmCode ?? status ?? "HTTP \(response.status): \(message)"
+        let code = FCMErrorCode(fcmCode ?? status ?? "HTTP \(response.status): \(message)")
+        let reason = code.description
         let retryAfter = RetryAfter.parse(response.headers["retry-after"], now: now)
 
-        switch reason {
-        case "UNREGISTERED", "SENDER_ID_MISMATCH":
+        switch code {
+        case .unregistered, .senderIDMismatch:
             return .invalidToken(reason: reason, invalidSince: nil)
-        case "INVALID_ARGUMENT":
+        case .invalidArgument:
             return mentionsToken(details: details, message: message)
                 ? .invalidToken(reason: reason, invalidSince: nil)
                 : .rejected(reason: "\(reason): \(message)", status: response.status)
-        case "QUOTA_EXCEEDED":
+        case .quotaExceeded:
             let delay = retryAfter.map { max($0, minimumQuotaBackoff) } ?? minimumQuotaBackoff
             return .retryLater(reason: reason, retryAfter: delay)
-        case "UNAVAILABLE", "INTERNAL":
+        case .unavailable, .internalError:
             return .retryLater(reason: reason, retryAfter: retryAfter)
-        case "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED", "UNAUTHENTICATED":
+        case .thirdPartyAuthError, .permissionDenied, .unauthenticated:
             return .configurationError(reason: reason, status: response.status)
-        default:
+        case .unspecifiedError, .unknown:
             if response.status == 429 || response.status >= 500 {
                 return .retryLater(reason: reason, retryAfter: retryAfter)
             }

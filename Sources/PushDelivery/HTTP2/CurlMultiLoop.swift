@@ -10,6 +10,10 @@ import Synchronization
 /// handle or an easy handle once it is added. Other threads talk to it through `inbox`
 /// and wake it with `curl_multi_wakeup`, the one multi call documented as callable from
 /// any thread.
+///
+/// The thread starts with `start()` (what `HTTP2Client.run` calls), not at creation:
+/// requests submitted before wait in the inbox. A loop stopped before it ever started
+/// fails those requests with `.shutDown` and frees the multi handle itself.
 final class CurlMultiLoop: Sendable {
     struct Configuration: Sendable {
         var maximumConnectionsPerHost: Int
@@ -23,6 +27,11 @@ final class CurlMultiLoop: Sendable {
         var started: [Transfer] = []
         var cancelled: [UInt64] = []
         var stopping = false
+        var thread = ThreadState.notStarted
+    }
+
+    private enum ThreadState {
+        case notStarted, running, neverStarted
     }
 
     private let inbox = Mutex(Inbox())
@@ -48,6 +57,16 @@ final class CurlMultiLoop: Sendable {
         _ = pushd_curl_multi_setopt_long(pointer, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
         // Our own cap; the server's SETTINGS_MAX_CONCURRENT_STREAMS still applies below it.
         _ = pushd_curl_multi_setopt_long(pointer, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maximumStreamsPerConnection)
+    }
+
+    /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
+    func start() {
+        let starting = inbox.withLock { inbox -> Bool in
+            guard case .notStarted = inbox.thread, !inbox.stopping else { return false }
+            inbox.thread = .running
+            return true
+        }
+        guard starting else { return }
         let thread = Thread { [self] in run() }
         thread.name = "pushd-http2"
         thread.start()
@@ -74,8 +93,21 @@ final class CurlMultiLoop: Sendable {
 
     /// Takes no new transfers; the loop exits once those in flight are done.
     func stop() {
-        inbox.withLock { $0.stopping = true }
-        curl_multi_wakeup(multi.pointer)
+        let waiting = inbox.withLock { inbox -> [Transfer]? in
+            inbox.stopping = true
+            guard case .notStarted = inbox.thread else { return nil }
+            inbox.thread = .neverStarted
+            defer { inbox.started.removeAll() }
+            return inbox.started
+        }
+        guard let waiting else {
+            curl_multi_wakeup(multi.pointer)
+            return
+        }
+        // No thread will ever own the handle: release it here, once.
+        for transfer in waiting { transfer.complete(.failure(.shutDown)) }
+        curl_multi_cleanup(multi.pointer)
+        finished.trigger()
     }
 
     // MARK: - Loop thread only

@@ -8,7 +8,12 @@ import Synchronization
 /// and never more than the server's SETTINGS allow. `send` is an ordinary async call: a
 /// request goes in, its response comes back to the awaiting task. At most
 /// `maximumInFlight` requests are in flight; more callers wait (back-pressure).
-public final class HTTP2Client: Sendable {
+///
+/// The loop thread runs while the client runs as a `Service` (or after `start()`, for use
+/// outside a service group); requests sent before wait for it.
+public final class HTTP2Client: Service {
+    public let name = "http2"
+
     public struct Configuration: Sendable {
         public var maximumInFlight: Int
         public var maximumConnectionsPerHost: Int
@@ -65,6 +70,19 @@ public final class HTTP2Client: Sendable {
             loop.cancel(id)
         }
         return try result.get()
+    }
+
+    /// Starts the loop thread, for a client used outside a service group. Idempotent.
+    public func start() {
+        loop.start()
+    }
+
+    /// Runs the loop until `shutdown`, then lets requests in flight finish and closes every
+    /// connection. Stopped after the services that send (they stop first, in reverse order).
+    public func run(shutdown: ShutdownSignal) async throws {
+        start()
+        await shutdown.wait()
+        await self.shutdown()
     }
 
     /// Takes no new requests, lets those in flight finish, then closes every connection.

@@ -1,3 +1,4 @@
+import PushCommandLine
 import PushRuntime
 import PushWorker
 

@@ -1,3 +1,4 @@
+import PushCommandLine
 import PushCrypto
 
 /// `pushd decrypt`: what a phone does, for tests and debugging.

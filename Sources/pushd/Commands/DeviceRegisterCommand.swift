@@ -1,4 +1,6 @@
+import PushCommandLine
 import PushCrypto
+import PushModel
 import PushRuntime
 import PushStore
 
@@ -41,19 +43,15 @@ enum DeviceCommand: Subcommand {
             throw .usage("--environment must be sandbox or production")
         }
         let publicKey = try parsed["public-key-file"].map { path throws(CLIError) in try readTextFile(path, what: "public key") }
-        let registration: DeviceRegistration
-        do {
-            registration = try DeviceRegistration(
-                recipientID: try parsed.required("recipient"), platform: platform, appID: try parsed.required("app"),
-                environment: environment, token: try parsed.required("token"), publicKey: publicKey,
-                appVersion: parsed["app-version"])
-        } catch let error as PublicKeyError {
-            throw .failure(error.description)
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw .failure("\(error)")
+        if let publicKey {
+            // The registering caller checks the key (the store does not link the crypto
+            // module): refused here with the message the worker would give at delivery.
+            do { _ = try DevicePublicKey(parsing: publicKey) } catch { throw .failure(error.description) }
         }
+        let registration = DeviceRegistration(
+            recipientID: try parsed.required("recipient"), platform: platform, appID: try parsed.required("app"),
+            environment: environment, token: try parsed.required("token"), publicKey: publicKey,
+            appVersion: parsed["app-version"])
 
         var configuration = try parsed.storeConfiguration()
         configuration.poolSize = 1

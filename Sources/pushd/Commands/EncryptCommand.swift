@@ -1,3 +1,4 @@
+import PushCommandLine
 import PushCrypto
 
 /// `pushd encrypt`: seal stdin for one device, exactly as the worker does.

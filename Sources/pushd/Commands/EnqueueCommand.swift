@@ -1,7 +1,8 @@
 import Foundation
+import PushCommandLine
+import PushProducer
 import PushQueue
 import PushRuntime
-import PushWorker
 
 /// `pushd enqueue`: publishes jobs with publisher confirms.
 enum EnqueueCommand: Subcommand {

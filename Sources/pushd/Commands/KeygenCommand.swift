@@ -1,4 +1,5 @@
 import Foundation
+import PushCommandLine
 import PushCrypto
 
 /// `pushd keygen`: what a device does at first launch, for demos, tests and scripts.

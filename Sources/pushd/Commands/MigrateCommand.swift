@@ -1,4 +1,5 @@
 import Foundation
+import PushCommandLine
 import PushRuntime
 import PushStore
 

@@ -14,14 +14,6 @@ enum TestKeys {
         return key[keyPath: format]
     }
 
-    /// A well-formed EC P-256 key: refused as not RSA.
-    static let ellipticCurve = """
-        -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAElTSos+S4YTnnggBOb1KmtbdxN/XC
-        9LVmjH1euUNZ43+dds4Wy0XkYcnpyQVwYHRMJKT+lvkgUOVq+tHiz/Ks9w==
-        -----END PUBLIC KEY-----
-        """
-
     /// A well-formed RSA-1024 key: refused as too small.
     static let rsa1024 = """
         -----BEGIN PUBLIC KEY-----

@@ -1,9 +1,10 @@
 import Foundation
+import PushCommandLine
 import PushCrypto
 import PushDelivery
 import PushQueue
 import PushStore
-import PushWorker
+import PushProducer
 
 /// `pushd bench pipeline`: end to end on this machine. Jobs already queued → pushes accepted
 /// by the emulator, with one worker and with two; publish-to-acceptance latency at half the

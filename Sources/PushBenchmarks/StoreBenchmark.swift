@@ -1,4 +1,6 @@
 import Foundation
+import PushModel
+import PushCommandLine
 import PushCrypto
 import PushRuntime
 import PushStore
@@ -57,7 +59,7 @@ enum StoreBenchmark {
             let key = try publicKeyPEM()
             var registrations: [DeviceRegistration] = []
             for (index, recipient) in recipients.enumerated() {
-                registrations += try seedRegistrations(recipient: recipient, index: index, run: run, app: app, key: key)
+                registrations += seedRegistrations(recipient: recipient, index: index, run: run, app: app, key: key)
             }
             let registerRate = try await concurrently(registrations, concurrency: options.concurrency) { registration throws(StoreError) in
                 _ = try await registry.register(registration)
@@ -90,21 +92,17 @@ enum StoreBenchmark {
 
     private static func seedRegistrations(
         recipient: String, index: Int, run: String, app: AppIdentifiers, key: String
-    ) throws(StoreError) -> [DeviceRegistration] {
+    ) -> [DeviceRegistration] {
         let hexIndex = String(index, radix: 16)
         let apnsToken = run + String(repeating: "0", count: max(0, 56 - hexIndex.count)) + hexIndex
-        do {
-            return [
-                try DeviceRegistration(
-                    recipientID: recipient, platform: .ios, appID: app.iosBundleID ?? "", environment: .production,
-                    token: apnsToken, publicKey: key, appVersion: "bench"),
-                try DeviceRegistration(
-                    recipientID: recipient, platform: .android, appID: app.fcmProjectID ?? "", environment: nil,
-                    token: "bench:\(run):\(index)", publicKey: key, appVersion: "bench"),
-            ]
-        } catch {
-            throw .unexpectedResult("benchmark key refused: \(error)")
-        }
+        return [
+            DeviceRegistration(
+                recipientID: recipient, platform: .ios, appID: app.iosBundleID ?? "", environment: .production,
+                token: apnsToken, publicKey: key, appVersion: "bench"),
+            DeviceRegistration(
+                recipientID: recipient, platform: .android, appID: app.fcmProjectID ?? "", environment: nil,
+                token: "bench:\(run):\(index)", publicKey: key, appVersion: "bench"),
+        ]
     }
 
     private static func deleteDevices(of app: AppIdentifiers, pool: ConnectionPool) async -> Result<Void, StoreError> {

@@ -1,4 +1,5 @@
 import Foundation
+import PushCommandLine
 import PushCrypto
 import PushDelivery
 
@@ -35,6 +36,7 @@ enum APNsBenchmark {
                 teamID: teamID, keyID: keyID, privateKeyPEM: p8, baseURLOverride: url,
                 http: .init(maximumInFlight: concurrency, maximumConnectionsPerHost: connections, caFile: caFile)))
         } catch { throw .failure("\(error)") }
+        client.start()
         let notification = APNsNotification(deviceToken: token, bundleID: bundle, environment: .production, payload: payload)
         _ = await client.send(notification)  // warm up: connection, TLS, first authenticated stream
         let started = ContinuousClock.now

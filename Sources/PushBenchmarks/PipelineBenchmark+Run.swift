@@ -1,4 +1,5 @@
 import Foundation
+import PushModel
 import PushCrypto
 import PushDelivery
 import PushQueue
@@ -28,6 +29,7 @@ final class PipelineRun {
         await amqp.start()
         try await amqp.waitUntilConnected(timeout: .seconds(20))
         admin = try HTTP2Client(configuration: .init(maximumInFlight: 4))
+        admin.start()
         try await registerDevices(recipients: 1000)
     }
 
@@ -39,10 +41,10 @@ final class PipelineRun {
             let recipient = "\(prefix)-r\(index)"
             recipients.append(recipient)
             let hex = String(format: "%08x", index) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            _ = try await registry.register(try DeviceRegistration(
+            _ = try await registry.register(DeviceRegistration(
                 recipientID: recipient, platform: .ios, appID: Self.bundle, environment: .production,
                 token: String(("c0de" + hex + String(repeating: "0", count: 64)).prefix(64)), publicKey: keys[index % 10]))
-            _ = try await registry.register(try DeviceRegistration(
+            _ = try await registry.register(DeviceRegistration(
                 recipientID: recipient, platform: .android, appID: Self.project, environment: nil,
                 token: "bench-\(hex)", publicKey: keys[(index + 5) % 10]))
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PushCommandLine
 import PushCrypto
 import Synchronization
 

@@ -3,7 +3,7 @@ import PushStore
 extension ParsedArguments {
     /// The database from `--database-url`, else `PUSHD_DATABASE_URL`, else a usage error
     /// saying how to give one. Shared by the commands that talk to PostgreSQL.
-    func storeConfiguration() throws(CLIError) -> StoreConfiguration {
+    public func storeConfiguration() throws(CLIError) -> StoreConfiguration {
         do {
             return try StoreConfiguration.resolve(explicitURL: self["database-url"])
         } catch {

@@ -1,14 +1,14 @@
 /// `--name value` options and `--flag` switches after a subcommand, checked against what the
 /// subcommand declares so a typo is an error rather than a silently ignored option.
-struct ParsedArguments {
+public struct ParsedArguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
-    private(set) var positional: [String] = []
+    public private(set) var positional: [String] = []
 
     /// - Parameters:
     ///   - options: names taking a value (without `--`).
     ///   - switches: names taking none.
-    init(_ arguments: [String], options: Set<String>, switches: Set<String> = []) throws(CLIError) {
+    public init(_ arguments: [String], options: Set<String>, switches: Set<String> = []) throws(CLIError) {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             guard argument.hasPrefix("--") else {
@@ -34,16 +34,16 @@ struct ParsedArguments {
         }
     }
 
-    subscript(option: String) -> String? { values[option] }
+    public subscript(option: String) -> String? { values[option] }
 
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+    public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    func required(_ option: String) throws(CLIError) -> String {
+    public func required(_ option: String) throws(CLIError) -> String {
         guard let value = values[option] else { throw .usage("missing required option --\(option)") }
         return value
     }
 
-    func integer(_ option: String, default fallback: Int, minimum: Int = 1) throws(CLIError) -> Int {
+    public func integer(_ option: String, default fallback: Int, minimum: Int = 1) throws(CLIError) -> Int {
         guard let text = values[option] else { return fallback }
         guard let value = Int(text), value >= minimum else {
             throw .usage("--\(option) must be an integer ≥ \(minimum), got \"\(text)\"")
@@ -51,7 +51,7 @@ struct ParsedArguments {
         return value
     }
 
-    func double(_ option: String, default fallback: Double) throws(CLIError) -> Double {
+    public func double(_ option: String, default fallback: Double) throws(CLIError) -> Double {
         guard let text = values[option] else { return fallback }
         guard let value = Double(text), value > 0 else {
             throw .usage("--\(option) must be a positive number, got \"\(text)\"")
@@ -62,7 +62,7 @@ struct ParsedArguments {
 
 /// A command-line failure: `usage` prints the command's help hint and exits 64 (EX_USAGE),
 /// `failure` exits 1.
-enum CLIError: Error {
+public enum CLIError: Error {
     case usage(String)
     case failure(String)
 }

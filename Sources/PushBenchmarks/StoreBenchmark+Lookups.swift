@@ -1,3 +1,4 @@
+import PushModel
 import PushStore
 
 extension StoreBenchmark {

@@ -1,4 +1,5 @@
 import Foundation
+import PushMetrics
 import PushModel
 import PushQueue
 import PushRuntime
@@ -13,12 +14,12 @@ public final class CleanupService: Service {
     private let registry: DeviceRegistry
     private let queue: String
     private let batchSize: Int
-    private let metrics: WorkerMetrics
+    private let metrics: CleanupMetrics
     private let logger: Logger
 
     public init(
         connection: AMQPConnection, registry: DeviceRegistry, queue: String, batchSize: Int = 200,
-        metrics: WorkerMetrics, logger: Logger
+        metrics: CleanupMetrics, logger: Logger
     ) {
         self.connection = connection
         self.registry = registry
@@ -86,84 +87,11 @@ public final class CleanupService: Service {
         }
     }
 
+    /// The prune request a `token.invalid` event asks for; nil for anything else.
     static func pruneRequest(from body: [UInt8]) -> PruneRequest? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              object["event"] as? String == "token.invalid",
-              let platformText = object["platform"] as? String, let platform = Platform(rawValue: platformText),
-              let appID = object["app_id"] as? String, let token = object["token"] as? String, !token.isEmpty
-        else { return nil }
-        let environment = (object["environment"] as? String).flatMap(PushEnvironment.init(rawValue:))
-        let invalidSince = (object["invalid_since"] as? String).flatMap(RFC3339.date(from:))
-        return PruneRequest(appID: appID, platform: platform, environment: environment, token: token, invalidSince: invalidSince)
-    }
-}
-
-/// Groups an async sequence's elements into batches of at most `size`, closing a batch
-/// early once `window` has passed since its first element.
-struct BatchingSequence<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element: Sendable {
-    typealias Element = [Base.Element]
-    let base: Base
-    let size: Int
-    let window: Duration
-
-    func makeAsyncIterator() -> AsyncThrowingStream<[Base.Element], any Error>.AsyncIterator {
-        let (stream, continuation) = AsyncThrowingStream<[Base.Element], any Error>.makeStream()
-        let pending = NSLockedBatch<Base.Element>()
-        let task = Task {
-            let flusher = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: window)
-                    let batch = pending.take(olderThan: window)
-                    if !batch.isEmpty { continuation.yield(batch) }
-                }
-            }
-            defer { flusher.cancel() }
-            do {
-                for try await element in base {
-                    if let full = pending.append(element, limit: size) { continuation.yield(full) }
-                }
-                let rest = pending.take(olderThan: .zero)
-                if !rest.isEmpty { continuation.yield(rest) }
-                continuation.finish()
-            } catch {
-                let rest = pending.take(olderThan: .zero)
-                if !rest.isEmpty { continuation.yield(rest) }
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream.makeAsyncIterator()
-    }
-}
-
-import Synchronization
-
-/// The batch being filled, shared by the reading task and the timer that flushes it.
-final class NSLockedBatch<Element: Sendable>: Sendable {
-    private struct State {
-        var elements: [Element] = []
-        var firstAt: ContinuousClock.Instant?
-    }
-
-    private let state = Mutex(State())
-
-    /// Appends; returns the full batch when `limit` is reached.
-    func append(_ element: Element, limit: Int) -> [Element]? {
-        state.withLock { state in
-            if state.elements.isEmpty { state.firstAt = .now }
-            state.elements.append(element)
-            guard state.elements.count >= limit else { return nil }
-            defer { state.elements = []; state.firstAt = nil }
-            return state.elements
-        }
-    }
-
-    /// Takes the batch if its first element is at least `age` old.
-    func take(olderThan age: Duration) -> [Element] {
-        state.withLock { state in
-            guard let first = state.firstAt, ContinuousClock.now - first >= age else { return [] }
-            defer { state.elements = []; state.firstAt = nil }
-            return state.elements
-        }
+        guard let event = try? JSONDecoder().decode(TokenInvalidEvent.self, from: Data(body)) else { return nil }
+        return PruneRequest(
+            appID: event.appID, platform: event.platform, environment: event.environment, token: event.token,
+            invalidSince: event.invalidSince)
     }
 }

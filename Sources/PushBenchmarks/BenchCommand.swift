@@ -1,8 +1,11 @@
-/// `pushd bench <what>`: measurements printed as figures, never asserted in tests.
-enum BenchCommand: Subcommand {
-    static let name = "bench"
-    static let summary = "measure throughput: bench crypto | store | queue | apns | pipeline"
-    static let help = """
+import PushCommandLine
+
+/// `pushd bench <what>`: measurements printed as figures, never asserted in tests. The
+/// benchmarks live in their own module; the `pushd` executable only lists this command.
+public enum BenchCommand: Subcommand {
+    public static let name = "bench"
+    public static let summary = "measure throughput: bench crypto | store | queue | apns | pipeline"
+    public static let help = """
         usage: pushd bench crypto [--seconds S] [--plaintext-bytes N]
 
           crypto   envelopes per second (1 KB JSON plaintext) on one core and on all cores,
@@ -38,7 +41,7 @@ enum BenchCommand: Subcommand {
                    and our rate as a ratio of the lower. `bash Deploy/bench.sh pipeline`.
         """
 
-    static func run(_ arguments: [String]) async throws(CLIError) {
+    public static func run(_ arguments: [String]) async throws(CLIError) {
         guard let what = arguments.first else { throw .usage("bench needs a subject: crypto") }
         let rest = Array(arguments.dropFirst())
         switch what {

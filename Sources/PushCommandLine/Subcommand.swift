@@ -1,6 +1,6 @@
 /// One `pushd` subcommand. The executable only parses arguments and composes modules; the
 /// work itself lives in the library modules.
-protocol Subcommand: Sendable {
+public protocol Subcommand: Sendable {
     static var name: String { get }
     /// One line for `pushd --help`.
     static var summary: String { get }

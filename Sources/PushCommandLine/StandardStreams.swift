@@ -1,26 +1,26 @@
 import Foundation
 
 /// Byte-exact standard input and output: envelopes and plaintexts pass through unchanged.
-enum StandardStreams {
-    static func readAllInput() -> Data {
+public enum StandardStreams {
+    public static func readAllInput() -> Data {
         FileHandle.standardInput.readDataToEndOfFile()
     }
 
-    static func write(_ data: some DataProtocol) {
+    public static func write(_ data: some DataProtocol) {
         FileHandle.standardOutput.write(Data(data))
     }
 
-    static func write(line: String) {
+    public static func write(line: String) {
         write(Data((line + "\n").utf8))
     }
 
-    static func writeError(line: String) {
+    public static func writeError(line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
 
 /// Reads a small text file (a key), with an error that names the file.
-func readTextFile(_ path: String, what: String) throws(CLIError) -> String {
+public func readTextFile(_ path: String, what: String) throws(CLIError) -> String {
     guard let data = FileManager.default.contents(atPath: path) else {
         throw .failure("cannot read \(what) file \(path)")
     }

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A job together with the JSON object it was read from.
+///
+/// The worker parses a job message once and keeps both: the typed job to act on, and the
+/// document to re-publish for a retry with only its `retry` state replaced, so fields a
+/// producer added (the schema allows them) travel with every attempt.
+public struct JobDocument: Sendable, Equatable {
+    public let job: NotificationJob
+    public let fields: [String: JSONValue]
+
+    /// Parses and validates, once (`NotificationJob(json:)` rules).
+    public init(json: Data) throws(JobValidationError) {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: json)
+        } catch {
+            throw JobValidationError("", "not valid JSON")
+        }
+        job = try NotificationJob(reading: FieldReader(root, path: ""))
+        guard case .object(let fields) = root else { throw JobValidationError("", "must be a JSON object") }
+        self.fields = fields
+    }
+
+    /// The document as JSON with `retry` set to `state`; sorted keys, every other field as received.
+    public func json(retry state: NotificationJob.RetryState) -> [UInt8] {
+        var fields = fields
+        fields["retry"] = .object([
+            "attempt": .number(Double(state.attempt)),
+            "first_attempt_at": .string(RFC3339.string(from: state.firstAttemptAt)),
+            "device_ids": .array(state.deviceIDs.map { .number(Double($0)) }),
+        ])
+        return Array(JSONValue.object(fields).jsonText.utf8)
+    }
+}

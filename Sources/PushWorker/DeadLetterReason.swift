@@ -1,0 +1,28 @@
+import PushModel
+
+/// Why a message goes to the dead-letter queue; its description is the `x-pushd-reason`
+/// header, its `cause` the label of `pushd_dead_letters_total`.
+enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
+    /// Larger than `JobIntake.maximumBytes`: dead-lettered unread.
+    case oversize(bytes: Int, limit: Int)
+    /// Not a valid job (`Schemas/job.v1.schema.json`).
+    case malformed(JobValidationError)
+    /// Devices still failing when the retry policy gave up.
+    case retriesExhausted(RetryPolicy.GiveUp)
+
+    var cause: String {
+        switch self {
+        case .oversize: "oversize"
+        case .malformed: "malformed"
+        case .retriesExhausted: "retries_exhausted"
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .oversize(let bytes, let limit): "oversize job: \(bytes) bytes, the limit is \(limit)"
+        case .malformed(let error): "malformed job: \(error.description)"
+        case .retriesExhausted(let why): why.description
+        }
+    }
+}

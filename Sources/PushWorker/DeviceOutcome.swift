@@ -1,0 +1,38 @@
+import PushCrypto
+import PushDelivery
+import PushModel
+
+/// What became of one device of a job, in the terms the follow-up planner acts on.
+enum DeviceOutcome: Sendable, Equatable {
+    /// Sent (or refused locally in the provider's own terms): the provider's verdict.
+    case sent(DeliveryOutcome)
+    /// Skipped: the device's registered public key cannot be used. Nothing was sent.
+    case keyInvalid(PublicKeyError)
+    /// Skipped: sealing failed for another reason (an OpenSSL failure, not the input).
+    case sealingFailed(String)
+
+    /// The `outcome` label of `pushd_deliveries_total`.
+    var label: String {
+        switch self {
+        case .sent(let outcome): outcome.label
+        case .keyInvalid: "key_invalid"
+        case .sealingFailed: "rejected"
+        }
+    }
+
+    /// A short reason for logs (never private data).
+    var problem: String? {
+        switch self {
+        case .sent(.delivered): nil
+        case .sent(let outcome): "\(outcome.label): \(outcome.reason)"
+        case .keyInvalid(let error): "key_invalid: \(error)"
+        case .sealingFailed(let why): "rejected: encryption failed: \(why)"
+        }
+    }
+}
+
+/// One device and its outcome.
+struct DeviceResult: Sendable, Equatable {
+    let device: Device
+    let outcome: DeviceOutcome
+}

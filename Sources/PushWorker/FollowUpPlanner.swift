@@ -1,0 +1,50 @@
+import Foundation
+import PushModel
+
+/// Outcomes in, follow-ups out: `token.invalid`/`key.invalid` events, one retry job for the
+/// devices worth another try, or a dead letter for those out of tries.
+///
+/// Pure (the retry policy and `now` are given; only event ids are random), so the rules are
+/// unit-tested without servers. Encoding to publish requests happens elsewhere, once
+/// (`FollowUp+Publish.swift`).
+struct FollowUpPlanner: Sendable {
+    let retryPolicy: RetryPolicy
+
+    func plan(_ results: [DeviceResult], for accepted: AcceptedJob, now: Date) -> [FollowUp] {
+        var followUps: [FollowUp] = []
+        var retryDevices: [Int64] = []
+        var longestRetryAfter: Duration?
+        let jobID = accepted.job.jobID
+
+        for result in results {
+            switch result.outcome {
+            case .sent(.invalidToken(let reason, let invalidSince)):
+                followUps.append(.tokenInvalid(TokenInvalidEvent(
+                    device: result.device, reason: reason, invalidSince: invalidSince, jobID: jobID, occurredAt: now)))
+            case .sent(.retryLater(_, let retryAfter)):
+                retryDevices.append(result.device.id)
+                if let retryAfter, retryAfter > (longestRetryAfter ?? .zero) { longestRetryAfter = retryAfter }
+            case .keyInvalid(let error):
+                followUps.append(.keyInvalid(KeyInvalidEvent(
+                    device: result.device, reason: error.description, jobID: jobID, occurredAt: now)))
+            case .sent(.delivered), .sent(.rejected), .sent(.configurationError), .sealingFailed:
+                break
+            }
+        }
+        guard !retryDevices.isEmpty else { return followUps }
+
+        let attempts = accepted.attempt
+        switch retryPolicy.decide(
+            attemptsSoFar: attempts, firstAttemptAt: accepted.firstAttemptAt, expiresAt: accepted.expiresAt,
+            retryAfter: longestRetryAfter, now: now)
+        {
+        case .retry(let tier, let attempt):
+            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
+            followUps.append(.retry(state, tier: tier))
+        case .giveUp(let why):
+            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
+            followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
+        }
+        return followUps
+    }
+}

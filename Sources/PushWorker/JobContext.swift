@@ -1,0 +1,24 @@
+import Foundation
+import PushModel
+
+/// Everything about a job that is the same for each of its devices, computed once.
+struct JobContext: Sendable {
+    let job: NotificationJob
+    let plaintext: [UInt8]?
+    let apnsTemplate: APNsPayloadTemplate
+    let fcmTemplate: FCMMessageTemplate
+    let collapseID: String
+    let expiresAt: Date?
+
+    init(_ accepted: AcceptedJob) {
+        let job = accepted.job
+        self.job = job
+        plaintext = SealedContent.plaintext(for: job)
+        collapseID = CollapseIdentifier.forJob(id: job.jobID, explicit: job.delivery.collapseID)
+        expiresAt = accepted.expiresAt
+        apnsTemplate = APNsPayloadTemplate(job: job)
+        let ttlLeft = expiresAt.map { Int64(max(0, $0.timeIntervalSinceNow.rounded(.down))) }
+        fcmTemplate = FCMMessageTemplate(
+            job: job, priority: job.delivery.priority == .high ? .high : .normal, collapseKey: collapseID, ttlSeconds: ttlLeft)
+    }
+}

@@ -1,0 +1,20 @@
+import PushQueue
+
+extension WorkerMetrics {
+    /// Counts a settled job's pushes and follow-ups. Called once, after the broker confirmed
+    /// every follow-up and the job was acked: a job put back in the queue is counted only
+    /// when it is settled for good.
+    func record(_ results: [DeviceResult], followUps: [FollowUp]) {
+        for result in results {
+            deliveries.increment(result.device.platform.rawValue, result.outcome.label)
+        }
+        for followUp in followUps {
+            switch followUp {
+            case .retry(_, let tier): retries.increment(tier.name)
+            case .tokenInvalid: eventsPublished.increment(Topology.tokenInvalidRoutingKey)
+            case .keyInvalid: eventsPublished.increment(Topology.keyInvalidRoutingKey)
+            case .deadLetter(let reason, _): deadLetters.increment(reason.cause)
+            }
+        }
+    }
+}
