@@ -3,7 +3,8 @@ import Synchronization
 
 /// A serial executor that runs every job on one dedicated OS thread.
 ///
-/// The C clients we wrap (libpq, rabbitmq-c) block and are not thread-safe. An actor whose
+/// The C clients we wrap block and are not thread-safe (libpq here; rabbitmq-c and libcurl
+/// each have a thread of their own that owns the handle). An actor whose
 /// `unownedExecutor` is one of these owns its connection: every method runs on the same
 /// thread, one at a time, and a blocking C call stalls only that thread, never Swift's
 /// cooperative pool.
