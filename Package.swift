@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "pushd", targets: ["pushd"]),
         .library(name: "PushCrypto", targets: ["PushCrypto"]),
+        .library(name: "PushClient", targets: ["PushClient"]),
     ],
     targets: [
         // C boundary: the Debian libraries, imported unchanged through module maps.
@@ -33,14 +34,20 @@ let package = Package(
         .target(
             name: "PushWorker",
             dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery"]),
+        // The phone side: no server module. OpenSSL (PushCrypto) where it exists; on Apple
+        // platforms Security and CryptoKit instead.
+        .target(
+            name: "PushClient",
+            dependencies: [.target(name: "PushCrypto", condition: .when(platforms: [.linux, .android]))]),
         .executableTarget(
             name: "pushd",
-            dependencies: ["PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery", "PushWorker"]
+            dependencies: ["PushClient", "PushCrypto", "PushRuntime", "PushMetrics", "PushModel", "PushStore", "PushQueue", "PushDelivery", "PushWorker"]
         ),
 
         .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushDelivery", "PushStore"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushClientTests", dependencies: ["PushClient", "PushCrypto", "PushModel"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
@@ -48,7 +55,7 @@ let package = Package(
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushWorker", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+            dependencies: ["PushWorker", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport", "PushClient"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),
