@@ -3,9 +3,9 @@ import Foundation
 /// A JSON value as the phone receives it: an APNs `userInfo`, an FCM data value that holds
 /// JSON, a decrypted plaintext. Its own type, so this library depends on no server module.
 ///
-/// Decoding goes through `JSONDecoder` rather than `JSONSerialization`: `true` and `1` stay
-/// distinct (Foundation's `NSNumber` bridging blurs them on Linux), and any malformed input,
-/// however deep or truncated, is a thrown error, never a crash.
+/// Parsing goes through `JSONSerialization` (Foundation's parser: malformed input, however
+/// deep or truncated, is a thrown error, never a crash), and booleans are told apart from
+/// numbers by their `NSNumber` type (`1 as? Bool` succeeds on Linux, so a cast cannot).
 public enum PayloadValue: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
@@ -16,8 +16,42 @@ public enum PayloadValue: Sendable, Equatable, Hashable {
 
     /// Parses JSON text; nil for anything that is not JSON.
     public init?(json: some DataProtocol) {
-        guard let value = try? JSONDecoder().decode(PayloadValue.self, from: Data(json)) else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed]),
+              let value = PayloadValue(foundation: object) else { return nil }
         self = value
+    }
+
+    /// Converts what `JSONSerialization` returns; nil for anything it never returns.
+    init?(foundation object: Any) {
+        switch object {
+        case let text as String: self = .string(text)
+        case let number as NSNumber:
+            // A JSON boolean is an `NSNumber` whose type encoding is "c" (char), on Darwin and
+            // Linux alike; JSON numbers come as integers ("i", "q") or doubles ("d").
+            if String(cString: number.objCType) == "c" {
+                self = .bool(number.boolValue)
+            } else {
+                self = .number(number.doubleValue)
+            }
+        case let items as [Any]:
+            var values: [PayloadValue] = []
+            values.reserveCapacity(items.count)
+            for item in items {
+                guard let value = PayloadValue(foundation: item) else { return nil }
+                values.append(value)
+            }
+            self = .array(values)
+        case let fields as [String: Any]:
+            var values: [String: PayloadValue] = [:]
+            values.reserveCapacity(fields.count)
+            for (key, item) in fields {
+                guard let value = PayloadValue(foundation: item) else { return nil }
+                values[key] = value
+            }
+            self = .object(values)
+        case is NSNull: self = .null
+        default: return nil
+        }
     }
 
     public subscript(key: String) -> PayloadValue? {

@@ -19,18 +19,23 @@ public enum PushReading: Sendable, Equatable {
 }
 
 extension LiveActivityEnricher {
-    /// Reads any push payload: `{"aps":…}` (alert or Live Activity), `{"message":{"data":…}}`
-    /// (an FCM v1 request body) or a bare FCM data map.
-    public func readAny(json: some Collection<UInt8>) async -> PushReading {
+    /// Reads any push payload as a phone of `platform` would: on iOS an APNs `userInfo`
+    /// (alert or Live Activity), on Android an FCM v1 request body `{"message":{"data":…}}`
+    /// (as a provider emulator records it) or a bare data map. Without a platform it is
+    /// guessed from the shape: `aps` means iOS.
+    public func readAny(json: some Collection<UInt8>, platform: DisplayedNotification.Platform? = nil) async -> PushReading {
         guard let value = PayloadValue(json: Array(json)), value.objectValue != nil else {
-            return .alert(AlertReading(display: DisplayedNotification(platform: .ios, title: "", body: ""),
+            return .alert(AlertReading(display: DisplayedNotification(platform: platform ?? .ios, title: "", body: ""),
                                        fallbackReason: .malformedPayload("not a JSON object")))
         }
-        if value["aps"] != nil {
+        switch platform ?? (value["aps"] != nil ? .ios : .android) {
+        case .ios:
             if Self.isLiveActivity(value) { return .liveActivity(await read(value)) }
             return .alert(reader.readAPNs(value))
+        case .android:
+            // A data map has a `message` too: the fallback text, a string.
+            if let message = value["message"], message.objectValue != nil { return .alert(reader.readFCM(message["data"] ?? .null)) }
+            return .alert(reader.readFCM(value))
         }
-        if let data = value["message"]?["data"] { return .alert(reader.readFCM(data)) }
-        return .alert(reader.readFCM(value))
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The end-to-end envelope as the phone reads it (README, "The envelope"):
 ///
 ///     {"encrypted_key": b64, "cipher_text": b64, "nonce": b64, "tag": b64, "kid": "…"?}
@@ -35,10 +33,10 @@ public struct SealedEnvelope: Sendable, Equatable {
         func field(_ name: String) throws(FallbackReason) -> [UInt8] {
             guard let value = fields[name] else { throw .malformedEnvelope("missing field \"\(name)\"") }
             guard let text = value.stringValue else { throw .malformedEnvelope("field \"\(name)\" is not a string") }
-            guard let data = Data(base64Encoded: text) else {
-                throw .malformedEnvelope("field \"\(name)\" is not base64")
+            guard let bytes = StrictBase64.decode(text) else {
+                throw .malformedEnvelope("field \"\(name)\" is not canonical standard base64 with padding")
             }
-            return [UInt8](data)
+            return bytes
         }
         encryptedKey = try field("encrypted_key")
         cipherText = try field("cipher_text")
