@@ -8,7 +8,7 @@ import PushStore
 extension PhoneCommand {
     static func initialize(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
-            arguments, options: ["name", "format", "recipient", "app", "token", "environment", "extra-token", "database-url"],
+            arguments, options: ["name", "format", "recipient", "app", "token", "environment", "extra-token", "private-key", "database-url"],
             switches: ["offline", "force"])
         let name = try parsed.required("name")
         let format = try parsed.required("format")
@@ -19,7 +19,15 @@ extension PhoneCommand {
         if FileManager.default.fileExists(atPath: directory.appendingPathComponent("phone.json").path), !parsed.has("force") {
             throw .failure("phone \"\(name)\" exists in \(directory.path); use `pushd phone rotate`, or --force to replace it")
         }
-        let key = try PhoneProfile.generateKey(platform: format, in: directory)
+        var imported: DevicePrivateKey?
+        if let path = parsed["private-key"] {
+            do { imported = try DevicePrivateKey(pem: try readTextFile(path, what: "private key")) } catch let error as CLIError {
+                throw error
+            } catch {
+                throw .failure("\(error)")
+            }
+        }
+        let key = try PhoneProfile.generateKey(platform: format, in: directory, importing: imported)
         var profile = PhoneProfile(
             name: name, platform: format, recipient: try parsed.required("recipient"), app: try parsed.required("app"),
             environment: environment, token: try parsed.required("token"), extraTokens: parsed["extra-token"].map { [$0] } ?? [],

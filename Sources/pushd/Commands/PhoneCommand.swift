@@ -8,7 +8,7 @@ enum PhoneCommand: Subcommand {
     static let help = """
         usage: pushd phone init   --name N --format ios|android --recipient R --app APP --token T
                                   [--environment sandbox|production] [--extra-token T] [--offline]
-                                  [--database-url URL]
+                                  [--private-key PEM] [--force] [--database-url URL]
                pushd phone rotate --name N [--offline] [--database-url URL]
                pushd phone show   --name N --file PAYLOAD|- [--platform ios|android] [--locked]
                pushd phone watch  --name N --emulator-admin URL [--since SEQ] [--once] [--count K] [--locked]
@@ -18,6 +18,8 @@ enum PhoneCommand: Subcommand {
                  registers token and key with pushd_register_device, the path of
                  `pushd device register` (--offline: keys only). --extra-token adds a token
                  that also reaches this phone (a Live Activity push-to-start token) for watch.
+                 --private-key imports an existing key (a demo device's from `pushd keygen`)
+                 instead of generating one; --force replaces an existing phone of that name.
         rotate   a new key pair, registered; the old private keys are kept, so pushes sealed
                  for them (their kid) still open.
         show     prints what the phone would display for one payload: an APNs payload

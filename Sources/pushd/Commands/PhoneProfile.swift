@@ -62,12 +62,17 @@ struct PhoneProfile: Codable {
     /// Generates a key pair as the app does at first launch and stores it; returns the
     /// public key text the app would report (iOS: base64 PKCS#1, Android: base64 SPKI) and
     /// its key id (`pushd_key_id`: the first 16 hex digits of SHA-256 over that text).
-    static func generateKey(platform: String, in directory: URL) throws(CLIError) -> (publicKey: String, keyID: String) {
+    ///
+    /// `importing` stores an existing private key instead (a demo device's, made with
+    /// `pushd keygen`).
+    static func generateKey(
+        platform: String, in directory: URL, importing existing: DevicePrivateKey? = nil
+    ) throws(CLIError) -> (publicKey: String, keyID: String) {
         let keys = directory.appendingPathComponent("keys")
         let privateKey: DevicePrivateKey
         let publicKey: String
         do {
-            privateKey = try DevicePrivateKey.generate()
+            privateKey = try existing ?? DevicePrivateKey.generate()
             let exported = try privateKey.publicKey
             publicKey = platform == "ios" ? exported.pkcs1Base64 : exported.subjectPublicKeyInfoBase64
         } catch {
