@@ -64,7 +64,7 @@ public actor DirectoryEnrichmentStaging: EnrichmentStaging {
     }
 
     public func stage(_ enrichment: [String: PayloadValue], under key: String) {
-        guard let data = try? JSONEncoder().encode(PayloadValue.object(enrichment)) else { return }
+        let data = Data(PayloadValue.object(enrichment).jsonText.utf8)
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: file(key).path, contents: data, attributes: [.posixPermissions: 0o600])
     }

@@ -35,15 +35,7 @@ public struct NotificationReader: Sendable {
             return AlertReading(display: fallback, fallbackReason: .malformedPayload(
                 "aps.mutable-content is not 1 or the alert has no text: the notification service extension would not run"))
         }
-        switch decryptObject(sealed) {
-        case .failure(let reason):
-            return AlertReading(display: fallback, fallbackReason: reason)
-        case .success(let content):
-            switch Self.merge(content, over: fallback) {
-            case .failure(let reason): return AlertReading(display: fallback, fallbackReason: reason)
-            case .success(let display): return AlertReading(display: display, fallbackReason: nil)
-            }
-        }
+        return open(sealed, over: fallback)
     }
 
     /// Reads an FCM data map (every value a string), as the Android service receives it.
@@ -52,14 +44,14 @@ public struct NotificationReader: Sendable {
         guard let sealed = data["encrypted_data"] else {
             return AlertReading(display: fallback, fallbackReason: .legacyPayload)
         }
-        switch decryptObject(.string(sealed)) {
-        case .failure(let reason):
-            return AlertReading(display: fallback, fallbackReason: reason)
-        case .success(let content):
-            switch Self.merge(content, over: fallback) {
-            case .failure(let reason): return AlertReading(display: fallback, fallbackReason: reason)
-            case .success(let display): return AlertReading(display: display, fallbackReason: nil)
-            }
+        return open(.string(sealed), over: fallback)
+    }
+
+    /// The sealed content over the fallback, or the fallback as it arrived with the reason.
+    private func open(_ sealed: PayloadValue, over fallback: DisplayedNotification) -> AlertReading {
+        switch decryptObject(sealed).flatMap({ Self.merge($0, over: fallback) }) {
+        case .failure(let reason): return AlertReading(display: fallback, fallbackReason: reason)
+        case .success(let display): return AlertReading(display: display, fallbackReason: nil)
         }
     }
 

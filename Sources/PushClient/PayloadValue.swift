@@ -124,6 +124,8 @@ public enum PayloadValue: Sendable, Equatable, Hashable {
         }
     }
 
+    /// RFC 8259 quoting; a copy of `PushCrypto.JSONString.quote`, which this module cannot
+    /// use on Apple platforms (built without PushCrypto there).
     static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -140,36 +142,5 @@ public enum PayloadValue: Sendable, Equatable, Hashable {
             }
         }
         return out + "\""
-    }
-}
-
-extension PayloadValue: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let items = try? container.decode([PayloadValue].self) {
-            self = .array(items)
-        } else {
-            self = .object(try container.decode([String: PayloadValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let flag): try container.encode(flag)
-        case .number(let number): try container.encode(number)
-        case .string(let text): try container.encode(text)
-        case .array(let items): try container.encode(items)
-        case .object(let fields): try container.encode(fields)
-        }
     }
 }

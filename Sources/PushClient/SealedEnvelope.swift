@@ -4,6 +4,8 @@
 ///
 /// Parsed here, not by a crypto backend, so that every backend (OpenSSL, Apple's Security
 /// and CryptoKit) sees the same checked parts and malformed input never reaches a cipher.
+/// It mirrors `PushCrypto.Envelope` on purpose: on Apple platforms this module is built
+/// without PushCrypto (no OpenSSL), so it cannot borrow that type.
 public struct SealedEnvelope: Sendable, Equatable {
     public static let nonceLength = 12
     public static let tagLength = 16
