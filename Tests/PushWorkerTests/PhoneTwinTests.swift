@@ -84,6 +84,7 @@ struct PhoneTwinTests {
             #expect(!afterRotation.contains("FALLBACK"), "\(afterRotation)")
             #expect(try phone(["show", "--name", "ada", "--file", original.path]).contains("Interview with Ada"))
             #expect(await worker.terminate(timeout: .seconds(30)) == 0)
+            try? FileManager.default.removeItem(at: state)
         }
     }
 }
