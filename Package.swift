@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "PushCrypto", targets: ["PushCrypto"]),
         // For Swift producers: links RabbitMQ (and Foundation) only, not libcurl or libpq.
         .library(name: "PushProducer", targets: ["PushProducer"]),
+        // The phone side, for apps and for checking what the cluster sends.
+        .library(name: "PushClient", targets: ["PushClient"]),
     ],
     targets: [
         // C boundary: the Debian libraries, imported unchanged through module maps.
@@ -47,6 +49,12 @@ let package = Package(
 
         // The command line: shared argument parsing, the benchmarks, and the executable
         // that only composes.
+        // The phone side: no server module. OpenSSL (PushCrypto) where it exists; on Apple
+        // platforms Security and CryptoKit instead.
+        .target(
+            name: "PushClient",
+            dependencies: [.target(name: "PushCrypto", condition: .when(platforms: [.linux, .android]))]),
+
         .target(name: "PushCommandLine", dependencies: ["PushStore"]),
         .target(
             name: "PushBenchmarks",
@@ -54,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "pushd",
             dependencies: [
-                "PushBenchmarks", "PushCommandLine", "PushCrypto", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore",
+                "PushBenchmarks", "PushClient", "PushCommandLine", "PushCrypto", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore",
                 "PushWorker",
             ]
         ),
@@ -62,6 +70,7 @@ let package = Package(
         .target(name: "PushTestSupport", dependencies: ["COpenSSL", "COpenSSLShims", "PushDelivery", "PushStore"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushClientTests", dependencies: ["PushClient", "PushCrypto", "PushModel"]),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime"]),
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
@@ -69,7 +78,7 @@ let package = Package(
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+            dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
         // The worker's pure parts (intake, planner, retry policy): no servers needed.
         .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),

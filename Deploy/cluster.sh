@@ -201,15 +201,22 @@ for push in page["pushes"]:
     if push["service"] != "apns" or not keys.get(push["token"]):
         continue
     body = json.loads(push["body"])
-    envelope = body.get("encrypted_data")
-    if not envelope:
+    if not body.get("encrypted_data"):
         continue
-    plain = subprocess.run([pushd, "decrypt", "--private-key", f"{run}/keys/device-{keys[push['token']]}.pem"],
-                           input=envelope.encode(), capture_output=True, check=True).stdout.decode()
+    # The demo device as a phone twin (its key imported, nothing registered), reading the
+    # payload through PushClient exactly as the iOS notification service extension would.
+    phone = f"demo-device-{keys[push['token']]}"
+    subprocess.run([pushd, "phone", "init", "--name", phone, "--format", "android", "--recipient", "demo",
+                    "--app", "demo", "--token", push["token"], "--private-key", f"{run}/keys/device-{keys[push['token']]}.pem",
+                    "--offline", "--force"], capture_output=True, check=True)
+    with open(f"{run}/example-payload.json", "w") as example:
+        example.write(push["body"])
+    shown = subprocess.run([pushd, "phone", "show", "--name", phone, "--file", f"{run}/example-payload.json"],
+                           capture_output=True, check=True).stdout.decode()
     print("\none delivered APNs payload, as the emulator saw it (token", push["token"][:8] + "…):")
     print("  ", json.dumps(body)[:400] + ("…" if len(json.dumps(body)) > 400 else ""))
-    print("decrypted on the device with its private key:")
-    print("  ", plain)
+    print("as the device shows it (pushd phone show, with the device's private key):")
+    print("\n".join("   " + line for line in shown.strip().splitlines()[1:]))
     break
 print("\nlogs: " + run + "/*.log   stop: bash Deploy/cluster.sh stop")
 PY

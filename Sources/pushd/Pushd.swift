@@ -9,6 +9,7 @@ struct Pushd {
     static let subcommands: [any Subcommand.Type] = [
         KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, BenchCommand.self,
         MigrateCommand.self, DeviceCommand.self, WorkerCommand.self, CleanupCommand.self, EnqueueCommand.self,
+        PhoneCommand.self,
     ]
 
     static var usage: String {
