@@ -67,7 +67,7 @@ let package = Package(
             ]
         ),
 
-        .target(name: "PushTestSupport", dependencies: ["COpenSSL", "COpenSSLShims", "PushDelivery", "PushStore"]),
+        .target(name: "PushTestSupport", dependencies: ["PushDelivery", "PushStore"]),
 
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushClientTests", dependencies: ["PushClient", "PushCrypto", "PushModel"]),

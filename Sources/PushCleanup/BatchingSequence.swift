@@ -19,19 +19,21 @@ struct BatchingSequence<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable
                     if !batch.isEmpty { continuation.yield(batch) }
                 }
             }
-            defer { flusher.cancel() }
+            var failure: (any Error)?
             do {
                 for try await element in base {
                     if let full = pending.append(element, limit: size) { continuation.yield(full) }
                 }
-                let rest = pending.take(olderThan: .zero)
-                if !rest.isEmpty { continuation.yield(rest) }
-                continuation.finish()
             } catch {
-                let rest = pending.take(olderThan: .zero)
-                if !rest.isEmpty { continuation.yield(rest) }
-                continuation.finish(throwing: error)
+                failure = error
             }
+            // The flusher may be between taking a batch and yielding it: let it finish before
+            // the last batch is taken and the stream ends, or that batch would be dropped.
+            flusher.cancel()
+            await flusher.value
+            let rest = pending.take(olderThan: .zero)
+            if !rest.isEmpty { continuation.yield(rest) }
+            continuation.finish(throwing: failure)
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream.makeAsyncIterator()

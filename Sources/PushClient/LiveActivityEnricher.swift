@@ -59,7 +59,8 @@ public struct LiveActivityEnricher: Sendable {
             case .success(var pii):
                 var avatarFile: String?
                 if let meetingID, let downloader, let remote = pii["avatarUrl"]?.stringValue,
-                   let local = try? await downloader.download(remote, toFileNamed: LiveActivityNames.avatarFileName(meetingID)) {
+                   let fileName = LiveActivityNames.avatarFileName(meetingID),
+                   let local = try? await downloader.download(remote, toFileNamed: fileName) {
                     pii["avatarUrl"] = .string(local)
                     avatarFile = local
                 }

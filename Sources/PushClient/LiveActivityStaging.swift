@@ -26,7 +26,16 @@ public struct AvatarDownloadError: Error, Sendable, Equatable {
 /// The names the seed app and its widget agree on, from `props.meetingEventId`.
 public enum LiveActivityNames {
     public static func stagingKey(_ meetingEventID: String) -> String { "__tt_la_enrichment_" + meetingEventID }
-    public static func avatarFileName(_ meetingEventID: String) -> String { "la-avatar-" + meetingEventID }
+    /// nil when the id could not be a plain file name (`/`, `..`, control characters, over 200
+    /// characters): the id comes from clear props anyone with the token can send, and must
+    /// never steer the download outside the shared directory. The avatar is then not fetched.
+    public static func avatarFileName(_ meetingEventID: String) -> String? {
+        let safe = !meetingEventID.isEmpty && meetingEventID.count <= 200 && !meetingEventID.hasPrefix(".")
+            && meetingEventID.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_-.".unicodeScalars.contains(scalar))
+            }
+        return safe ? "la-avatar-" + meetingEventID : nil
+    }
 
     /// `props.meetingEventId` as text: a string, or an integer as producers may send it.
     public static func meetingEventID(in props: [String: PayloadValue]) -> String? {

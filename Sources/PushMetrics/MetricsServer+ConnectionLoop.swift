@@ -21,11 +21,14 @@ extension MetricsServer {
 
         func run(until shutdown: ShutdownSignal) {
             var clients: [Client] = []
+            // After an accept error other than "nothing pending" (out of descriptors, say) the
+            // listener stays readable: pause accepting briefly rather than spin on it.
+            var acceptingAgainAt = ContinuousClock.now
             while !shutdown.isTriggered {
                 var descriptors = clients.map { client in
                     pollfd(fd: client.descriptor, events: Int16(client.response == nil ? POLLIN : POLLOUT), revents: 0)
                 }
-                let accepting = clients.count < limits.maximumClients
+                let accepting = clients.count < limits.maximumClients && ContinuousClock.now >= acceptingAgainAt
                 if accepting { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
                 // Wake at least every 200 ms to notice shutdown and expired clients.
                 guard poll(&descriptors, nfds_t(descriptors.count), 200) >= 0 || errno == EINTR else { break }
@@ -37,23 +40,26 @@ extension MetricsServer {
                     if alive { open.append(client) } else { close(client.descriptor) }
                 }
                 clients = open
-                if accepting, let listening = descriptors.last, listening.revents & Int16(POLLIN) != 0 {
-                    acceptPending(into: &clients, now: now)
+                if accepting, let listening = descriptors.last, listening.revents & Int16(POLLIN) != 0,
+                   !acceptPending(into: &clients, now: now) {
+                    acceptingAgainAt = now + .milliseconds(100)
                 }
             }
             for client in clients { close(client.descriptor) }
             close(listener)
         }
 
-        /// Accepts every pending connection, up to the client limit.
-        private func acceptPending(into clients: inout [Client], now: ContinuousClock.Instant) {
+        /// Accepts every pending connection, up to the client limit; false after an accept
+        /// error other than "nothing pending".
+        private func acceptPending(into clients: inout [Client], now: ContinuousClock.Instant) -> Bool {
             while clients.count < limits.maximumClients {
                 let descriptor = accept(listener, nil, nil)
-                guard descriptor >= 0 else { return }
+                guard descriptor >= 0 else { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
                 _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
                 _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
                 clients.append(Client(descriptor: descriptor, deadline: now + limits.clientTimeout))
             }
+            return true
         }
 
         /// Reads or writes what the socket allows; false when the client is finished (its

@@ -51,16 +51,21 @@ public final class MetricsServer: Service {
         let boundPort = Self.boundPort(of: listener)
         logger.info("metrics endpoint listening", ["host": .string(host), "port": .int(boundPort)])
         onListening(boundPort)
+        let stop = ShutdownSignal()
         let finished = ShutdownSignal()
         let loop = ConnectionLoop(
             listener: listener, limits: limits,
             respond: { [registry, isReady] request in Self.response(to: request, registry: registry, isReady: isReady) })
         let thread = Thread {
-            loop.run(until: shutdown)
+            loop.run(until: stop)
             finished.trigger()
         }
         thread.name = "pushd-metrics"
         thread.start()
+        // Returns on shutdown or when the group gives up and cancels us; either way the
+        // thread is told to stop, so it never outlives the service with its port bound.
+        await shutdown.wait()
+        stop.trigger()
         await finished.wait()
     }
 

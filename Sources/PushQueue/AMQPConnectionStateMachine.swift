@@ -226,7 +226,9 @@ struct AMQPConnectionStateMachine<Waiter, Consumer, ConfirmWaiter> {
                            next: .finish(finish(error: nil)))
         }
         status.lastError = error
-        if !hasConnected {
+        // A consumer whose queue is gone was just removed: the endpoint itself answered, and
+        // the next attempt (without that consumer) may well succeed.
+        if !hasConnected && removedConsumer == nil {
             refusedForGood[endpoint] = !error.isRetryable
         }
         if !hasConnected && refusedForGood.allSatisfy({ $0 }) {

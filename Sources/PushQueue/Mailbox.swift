@@ -58,8 +58,8 @@ final class Mailbox: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Items and commands posted and not yet taken, readable without the lock for
-    /// `Wakeup`'s protocol.
+    /// Items and commands posted and not yet taken: changed only under `state`'s lock (so it
+    /// never goes negative), read without it for `Wakeup`'s protocol.
     private let count = Atomic<Int>(0)
     let wakeup: Wakeup
 
@@ -73,10 +73,10 @@ final class Mailbox: Sendable {
         let refusal = state.withLock { state -> QueueError? in
             if let refusal = state.itemRefusal { return refusal }
             state.items.append(item)
+            count.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return nil
         }
         guard refusal == nil else { return refusal }
-        count.wrappingAdd(1, ordering: .sequentiallyConsistent)
         wakeup.notify()
         return nil
     }
@@ -86,13 +86,13 @@ final class Mailbox: Sendable {
         let refusal = state.withLock { state -> QueueError? in
             if let finished = state.finished { return finished }
             state.commands.append(command)
+            count.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return nil
         }
         if let refusal {
             command.refuse(refusal)
             return
         }
-        count.wrappingAdd(1, ordering: .sequentiallyConsistent)
         wakeup.notify()
     }
 
@@ -104,9 +104,9 @@ final class Mailbox: Sendable {
     func takeItems() -> [Item] {
         let items = state.withLock { state -> [Item] in
             defer { state.items.removeAll(keepingCapacity: true) }
+            if !state.items.isEmpty { count.wrappingSubtract(state.items.count, ordering: .sequentiallyConsistent) }
             return state.items
         }
-        if !items.isEmpty { count.wrappingSubtract(items.count, ordering: .sequentiallyConsistent) }
         return items
     }
 
@@ -114,9 +114,9 @@ final class Mailbox: Sendable {
     func takeCommands() -> [Command] {
         let commands = state.withLock { state -> [Command] in
             defer { state.commands.removeAll() }
+            if !state.commands.isEmpty { count.wrappingSubtract(state.commands.count, ordering: .sequentiallyConsistent) }
             return state.commands
         }
-        if !commands.isEmpty { count.wrappingSubtract(commands.count, ordering: .sequentiallyConsistent) }
         return commands
     }
 

@@ -13,9 +13,12 @@ public struct ChildProcess: Sendable {
         public var errorText: String { String(decoding: standardError, as: UTF8.self) }
     }
 
-    /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`.
+    /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`. A child
+    /// still running after `timeout` is killed (its status is then 137), so a hang fails the
+    /// test that ran it instead of stalling the whole run.
     public static func run(
-        _ executable: String, _ arguments: [String], input: Data = Data(), environment: [String: String]? = nil
+        _ executable: String, _ arguments: [String], input: Data = Data(), environment: [String: String]? = nil,
+        timeout: Duration = .seconds(300)
     ) throws -> Result {
         let directory = try BuildProducts.temporaryDirectory("child")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,7 +29,10 @@ public struct ChildProcess: Sendable {
         let pid = try Spawn.start(
             executable, arguments, environment: environment, input: inputFile.path, output: outputFile.path,
             errors: errorFile.path)
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout.components.seconds * 1000)), execute: watchdog)
         let status = Spawn.waitBlocking(pid)
+        watchdog.cancel()
         return Result(
             status: status, standardOutput: (try? Data(contentsOf: outputFile)) ?? Data(),
             standardError: (try? Data(contentsOf: errorFile)) ?? Data())

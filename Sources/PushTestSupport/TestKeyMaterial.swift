@@ -1,7 +1,6 @@
-import COpenSSL
-import COpenSSLShims
-
-/// Credentials made up for tests; they leave the shipped modules.
+/// Credentials made up for tests; they stay out of the shipped modules, and test support
+/// does not reach around `PushCrypto` to OpenSSL: the `openssl` tool (installed with the
+/// build dependencies) makes them.
 public enum TestKeyMaterial {
     public struct GenerationError: Error, CustomStringConvertible {
         public let description: String
@@ -9,16 +8,16 @@ public enum TestKeyMaterial {
 
     /// A fresh P-256 private key in PKCS#8 PEM, the format of Apple's `.p8` files.
     public static func p256PrivateKeyPEM() throws(GenerationError) -> String {
-        guard let key = pushd_evp_ec_gen("P-256") else { throw GenerationError(description: "EC key generation failed") }
-        defer { EVP_PKEY_free(key) }
-        guard let bio = BIO_new(BIO_s_mem()) else { throw GenerationError(description: "cannot allocate a BIO") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else {
-            throw GenerationError(description: "cannot write the key")
+        let result: ChildProcess.Result
+        do {
+            result = try ChildProcess.run(
+                "openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"], timeout: .seconds(30))
+        } catch {
+            throw GenerationError(description: "cannot run openssl: \(error)")
         }
-        var data: UnsafeMutablePointer<CChar>? = nil
-        let length = pushd_bio_get_mem_data(bio, &data)
-        guard length > 0, let data else { throw GenerationError(description: "empty PEM") }
-        return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+        guard result.status == 0, result.outputText.hasPrefix("-----BEGIN PRIVATE KEY-----") else {
+            throw GenerationError(description: "openssl genpkey failed (\(result.status)): \(result.errorText)")
+        }
+        return result.outputText
     }
 }

@@ -114,7 +114,13 @@ public final class WorkerService: Service {
                 return
             }
         }
-        _ = await message.ack()
+        // Counted only when the ack reached the broker on the channel that delivered the job:
+        // a stale ack (the connection was replaced meanwhile) means the job comes back and is
+        // counted then.
+        guard await message.ack() == .settled else {
+            metrics.jobsCompleted.increment("requeued")
+            return
+        }
         metrics.record(results, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
     }

@@ -30,8 +30,12 @@ final class CurlMultiLoop: Sendable {
         var thread = ThreadState.notStarted
     }
 
+    /// Who owns the multi handle. Only `.running` may be woken: the handle is freed by
+    /// whoever moves the state to `.neverStarted` or `.exited`, under the lock, before freeing,
+    /// and every `curl_multi_wakeup` happens under the same lock, so none can reach a freed
+    /// handle.
     private enum ThreadState {
-        case notStarted, running, neverStarted
+        case notStarted, running, neverStarted, exited
     }
 
     private let inbox = Mutex(Inbox())
@@ -77,33 +81,39 @@ final class CurlMultiLoop: Sendable {
     /// Only the first transfer since the loop last emptied the inbox wakes it: the loop
     /// takes the whole inbox at once, so later arrivals ride along without a syscall each.
     func submit(_ transfer: Transfer) -> Bool {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.stopping else { return (false, false) }
+        inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
             inbox.started.append(transfer)
-            return (true, inbox.started.count == 1)
+            if inbox.started.count == 1 { wakeIfRunning(inbox) }
+            return true
         }
-        if wake { curl_multi_wakeup(multi.pointer) }
-        return accepted
     }
 
     func cancel(_ id: UInt64) {
-        inbox.withLock { $0.cancelled.append(id) }
-        curl_multi_wakeup(multi.pointer)
+        inbox.withLock { inbox in
+            inbox.cancelled.append(id)
+            wakeIfRunning(inbox)
+        }
+    }
+
+    /// Called with the inbox locked (see `ThreadState`).
+    private func wakeIfRunning(_ inbox: Inbox) {
+        if case .running = inbox.thread { curl_multi_wakeup(multi.pointer) }
     }
 
     /// Takes no new transfers; the loop exits once those in flight are done.
     func stop() {
         let waiting = inbox.withLock { inbox -> [Transfer]? in
             inbox.stopping = true
-            guard case .notStarted = inbox.thread else { return nil }
+            guard case .notStarted = inbox.thread else {
+                wakeIfRunning(inbox)
+                return nil
+            }
             inbox.thread = .neverStarted
             defer { inbox.started.removeAll() }
             return inbox.started
         }
-        guard let waiting else {
-            curl_multi_wakeup(multi.pointer)
-            return
-        }
+        guard let waiting else { return }
         // No thread will ever own the handle: release it here, once.
         for transfer in waiting { transfer.complete(.failure(.shutDown)) }
         curl_multi_cleanup(multi.pointer)
@@ -154,6 +164,7 @@ final class CurlMultiLoop: Sendable {
             curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
         }
         for easy in idleHandles { curl_easy_cleanup(easy) }
+        inbox.withLock { $0.thread = .exited }
         curl_multi_cleanup(multi.pointer)
         finished.trigger()
     }

@@ -39,6 +39,7 @@ extension PhoneCommand {
         let enricher = enricher(profile, directory, locked: parsed.has("locked"))
         let client: HTTP2Client
         do { client = try HTTP2Client(configuration: .init(maximumInFlight: 1)) } catch { throw .failure("\(error)") }
+        client.start()  // outside a service group the loop thread starts here
         do {
             try await poll(client: client, admin: admin, since: cursor, wanted: wanted, once: parsed.has("once"), tokens: tokens, enricher: enricher)
         } catch {

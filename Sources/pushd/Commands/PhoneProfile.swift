@@ -85,11 +85,20 @@ struct PhoneProfile: Codable {
         } catch {
             throw .failure("cannot create \(keys.path): \(error)")
         }
-        guard FileManager.default.createFile(
-            atPath: keys.appendingPathComponent(keyID + ".pem").path, contents: Data(privateKey.pkcs8PEM.utf8),
-            attributes: [.posixPermissions: 0o600]),
+        guard writePrivate(privateKey.pkcs8PEM, to: keys.appendingPathComponent(keyID + ".pem").path),
               FileManager.default.createFile(atPath: keys.appendingPathComponent(keyID + ".pub").path, contents: Data(publicKey.utf8))
         else { throw .failure("cannot write the key files in \(keys.path)") }
         return (publicKey, keyID)
+    }
+
+    /// Writes a private key into a file that is 0600 from its creation (never readable by
+    /// others, even for a moment, whatever the directory's mode).
+    private static func writePrivate(_ text: String, to path: String) -> Bool {
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
     }
 }
