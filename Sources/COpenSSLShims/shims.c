@@ -1,11 +1,8 @@
 #include "COpenSSLShims.h"
 #include <openssl/crypto.h>
 #include <openssl/rsa.h>
-#include <openssl/ec.h>
 
 EVP_PKEY *pushd_evp_rsa_gen(unsigned int bits) { return EVP_RSA_gen(bits); }
-
-EVP_PKEY *pushd_evp_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
 
 long pushd_bio_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 

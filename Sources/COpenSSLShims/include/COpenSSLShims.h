@@ -11,9 +11,6 @@
 /// `EVP_RSA_gen(bits)` is a macro over the variadic `EVP_PKEY_Q_keygen`.
 EVP_PKEY *pushd_evp_rsa_gen(unsigned int bits);
 
-/// `EVP_EC_gen(curve)` is a macro over the variadic `EVP_PKEY_Q_keygen`.
-EVP_PKEY *pushd_evp_ec_gen(const char *curve);
-
 /// `BIO_get_mem_data` is a macro over `BIO_ctrl`; returns the length and sets `*data`.
 long pushd_bio_get_mem_data(BIO *bio, char **data);
 
