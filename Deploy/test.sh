@@ -49,5 +49,9 @@ passed_total=0 failed_total=0 status=0
 # margins into flakes.
 run_tests "all but the fault tests" "$PUSHD_STATE_DIR/last-test-run.log" --no-parallel --skip FaultTests || status=1
 PUSHD_FAULT_TESTS=1 run_tests "fault tests" "$PUSHD_STATE_DIR/last-fault-test-run.log" --filter FaultTests || status=1
+# ---- operations stage (issue 15): Prometheus rules, dashboard, RabbitMQ cluster fault test.
+source Deploy/test-operations.sh
+run_operations_stage || status=1
+# ---- end of the operations stage
 echo "swift test: $passed_total passed, $failed_total failed"
 exit "$status"

@@ -105,7 +105,7 @@ cmd_cluster_start() {
             cluster_select "$i"
             log "joining $RMQ_NODE to $first"
             rmqctl -q stop_app >/dev/null
-            rmqctl -q join_cluster "$first" >/dev/null || die "join_cluster $first failed (logs: $RMQ_BASE/log)"
+            rmqctl -q join_cluster "$first" >/dev/null 2>&1 || die "join_cluster $first failed (logs: $RMQ_BASE/log)"
             rmqctl -q start_app >/dev/null
         fi
     done
@@ -142,6 +142,8 @@ cmd_cluster_status() {
     return $rc
 }
 
+# PUSHD_AMQP_PORT and PUSHD_RABBITMQ_NODENAME stay those of the single node: the cluster's
+# names and ports derive from them, so later `services.sh cluster-...` calls find the same nodes.
 cmd_cluster_env() {
     local i urls=() nodes=() prometheus=()
     for i in $(seq 1 "$CLUSTER_SIZE"); do
@@ -155,11 +157,14 @@ cmd_cluster_env() {
 export PUSHD_STATE_DIR='$STATE_DIR'
 export PUSHD_DATABASE_URL='$(database_url)'
 export PUSHD_AMQP_URL='${urls[*]}'
+export PUSHD_CLUSTER_AMQP_URLS='${urls[*]}'
 export PUSHD_RABBITMQ_CLUSTER_NODES='${nodes[*]}'
 export PUSHD_RABBITMQ_CLUSTER_PROMETHEUS='${prometheus[*]}'
 export PUSHD_RABBITMQCTL='env HOME=$RMQ_HOME RABBITMQ_CONF_ENV_FILE=$RMQ_BASE/rabbitmq-env.conf $RMQ_BIN/rabbitmqctl -n $RMQ_NODE'
 export PUSHD_PG_BIN='$(pg_bin_dir)'
 export PUSHD_PG_PORT='$PG_PORT'
+export PUSHD_AMQP_PORT='$SINGLE_AMQP_PORT'
+export PUSHD_RABBITMQ_NODENAME='$CLUSTER_NAME@localhost'
 EOF
 }
 
@@ -173,6 +178,16 @@ cmd_cluster_leader() {
         [[ -n "$leader" ]] && { echo "$leader"; return 0; }
     done
     die "no running node knows a leader for queue '$queue'"
+}
+
+# rabbitmqctl against the first node that answers (any node sees the whole cluster).
+cmd_cluster_rabbitmqctl() {
+    local i
+    for i in $(seq 1 "$CLUSTER_SIZE"); do
+        cluster_select "$i"
+        if [[ -d "$RMQ_BASE" ]] && rmq_node_up; then rmqctl "$@"; return; fi
+    done
+    die "no cluster node is running"
 }
 
 cmd_cluster_stop_node() {

@@ -17,6 +17,7 @@
 #   services.sh cluster-status        one line per node (exit 0 only if all are up)
 #   services.sh cluster-env           exports; PUSHD_AMQP_URL is the comma-separated node list
 #   services.sh cluster-leader Q      the node leading quorum queue Q
+#   services.sh cluster-rabbitmqctl … rabbitmqctl against the first running node
 #   services.sh cluster-stop-node N   stop node N (1..3 or its name), e.g. the leader (fault tests)
 #   services.sh cluster-start-node N  start it again; it rejoins the cluster
 #   services.sh cluster-reset         stop the cluster and delete its state
@@ -559,6 +560,7 @@ main() {
         cluster-status) cmd_cluster_status ;;
         cluster-env)    cmd_cluster_env ;;
         cluster-leader) cmd_cluster_leader "$@" ;;
+        cluster-rabbitmqctl) cmd_cluster_rabbitmqctl "$@" ;;
         cluster-stop-node)  with_lock; cmd_cluster_stop_node "$@" ;;
         cluster-start-node) with_lock; cmd_cluster_start_node "$@" ;;
         cluster-reset)  with_lock; cmd_cluster_reset ;;
