@@ -201,11 +201,12 @@ def query(expr):
 def from_prometheus(job):
     # The same "name{label=...}" keys as a /metrics page, summed over the job's instances.
     totals = {}
-    for series in query(f'sum without (instance, job) ({{__name__=~"pushd_.+", job="{job}"}})'):
-        labels = series["metric"]
+    # (Summed here: PromQL aggregations drop the metric name.)
+    for series in query(f'{{__name__=~"pushd_.+", job="{job}"}}'):
+        labels = {k: v for k, v in series["metric"].items() if k not in ("instance", "job")}
         name = labels.pop("__name__", "")
         key = name + ("{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "")
-        totals[key] = float(series["value"][1])
+        totals[key] = totals.get(key, 0) + float(series["value"][1])
     return totals
 if prometheus:
     workers, cleanup = [from_prometheus("pushd-worker")], from_prometheus("pushd-cleanup")
@@ -234,7 +235,8 @@ if prometheus:
     depth = query('pushd:queue_messages_ready:max{queue="pushd.jobs"}')
     dead = query('pushd:queue_messages:max{queue="pushd.dead"}')
     if depth:
-        print(f"jobs queue:   {int(float(depth[0]['value'][1]))} ready now; pushd.dead holds {int(float(dead[0]['value'][1])) if dead else 0} (rabbitmq_prometheus)")
+        print(f"jobs queue:   {int(float(depth[0]['value'][1]))} ready, pushd.dead {int(float(dead[0]['value'][1])) if dead else 0}"
+              " (rabbitmq_prometheus; the broker refreshes queue statistics every 5 s)")
     firing = [a["labels"]["alertname"] for a in json.load(urllib.request.urlopen(f"{prometheus}/api/v1/alerts"))["data"]["alerts"]]
     print("alerts:      ", ", ".join(sorted(set(firing))) or "none pending or firing")
 stats = json.load(urllib.request.urlopen(f"http://127.0.0.1:{admin}/stats"))
