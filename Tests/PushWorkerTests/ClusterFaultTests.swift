@@ -72,17 +72,8 @@ struct ClusterFaultTests {
         }
 
         let recipients = Array(Set(devices.map(\.recipient))).sorted()
-        var jobOfRecipient: [String: String] = [:]
-        for part in 0..<30 {
-            let slice = Array(recipients[(part * 25)..<((part + 1) * 25)])
-            let id = "\(fixture.prefix)-cluster-\(part)"
-            _ = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret"))
-            for recipient in slice { jobOfRecipient[recipient] = id }
-        }
-        let third = try await waitUntil(timeout: .seconds(90), every: .milliseconds(50)) {
-            try await fixture.emulator.stats()["total_accepted"] as? Int ?? 0 >= devices.count / 3
-        }
-        #expect(third, "deliveries started")
+        let jobOfRecipient = try await fixture.publishJobs(for: recipients, perJob: 25, label: "cluster")
+        #expect(try await fixture.waitForAccepted(devices.count / 3, timeout: .seconds(90)), "deliveries started")
 
         let stopped = try Self.services("cluster-stop-node", leader)
         #expect(stopped.status == 0, "stopping \(leader): \(stopped.errorText)")
@@ -96,9 +87,7 @@ struct ClusterFaultTests {
 
         // Everything arrives: a cheap counter first, then the tokens.
         let tokens = Set(devices.map(\.token))
-        _ = try await waitUntil(timeout: .seconds(240), every: .milliseconds(250)) {
-            try await fixture.emulator.stats()["total_accepted"] as? Int ?? 0 >= devices.count
-        }
+        _ = try await fixture.waitForAccepted(devices.count, timeout: .seconds(240))
         let all = try await waitUntil(timeout: .seconds(60), every: .seconds(1)) {
             Set(try await fixture.received().map(\.token)).isSuperset(of: tokens)
         }
