@@ -2,6 +2,7 @@ import Foundation
 import PushCrypto
 import PushQueue
 import PushStore
+import PushTestSupport
 import PushWorker
 import Testing
 
@@ -13,20 +14,16 @@ import Testing
 /// "file not found". No servers.
 @Suite("Deploy/ example configuration parses")
 struct DeployConfigurationTests {
-    static let deploy = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Deploy")
+    static let deploy = BuildProducts.repositoryRoot.appendingPathComponent("Deploy")
 
     static func text(_ path: String) throws -> String {
         try String(contentsOf: deploy.appendingPathComponent(path), encoding: .utf8)
     }
 
-    /// Writes every `/etc/pushd/secrets/NAME` the text mentions into a fresh directory (a P-256
+    /// Writes every `/etc/pushd/secrets/NAME` the text mentions into `directory` (a P-256
     /// `.p8` for APNs, a service-account JSON named after its project for FCM) and returns the
     /// text pointing there.
-    static func withSecrets(_ text: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushd-deploy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    static func withSecrets(_ text: String, in directory: URL) throws -> String {
         let names = Set(text.matches(of: /\/etc\/pushd\/secrets\/([A-Za-z0-9_.-]+)/).map { String($0.output.1) })
         for name in names {
             let file = directory.appendingPathComponent(name)
@@ -44,9 +41,11 @@ struct DeployConfigurationTests {
         return text.replacingOccurrences(of: "/etc/pushd/secrets/", with: directory.path + "/")
     }
 
-    static func writeTemporary(_ text: String) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushd-\(UUID().uuidString).json")
-        try text.write(to: file, atomically: true, encoding: .utf8)
+    /// The configuration file a deployment would install: `text` with its secrets generated
+    /// beside it, in a private directory the caller removes.
+    static func configurationFile(_ text: String, in directory: URL) throws -> String {
+        let file = directory.appendingPathComponent("pushd.json")
+        try withSecrets(text, in: directory).write(to: file, atomically: true, encoding: .utf8)
         return file.path
     }
 
@@ -73,7 +72,9 @@ struct DeployConfigurationTests {
 
     @Test("config/pushd.example.json alone: every setting read, no problem")
     func exampleFile() throws {
-        let path = try Self.writeTemporary(try Self.withSecrets(try Self.text("config/pushd.example.json")))
+        let directory = try BuildProducts.temporaryDirectory("deploy-config")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try Self.configurationFile(try Self.text("config/pushd.example.json"), in: directory)
         let configuration = try WorkerConfiguration.load(file: path, environment: ["PUSHD_APNS_KEY_OTHER_TEAM": try JWSSigner.generateP256PrivateKeyPEM()])
         #expect(configuration.declareTopology == false)
         #expect(configuration.prefetch == 32 && configuration.metricsPort == 9464)
@@ -86,7 +87,9 @@ struct DeployConfigurationTests {
     func systemd() throws {
         let unit = try Self.text("systemd/pushd-worker@.service")
         #expect(unit.contains("--config /etc/pushd/pushd.json") && unit.contains("EnvironmentFile=/etc/pushd/pushd.env"))
-        let path = try Self.writeTemporary(try Self.withSecrets(try Self.text("config/pushd.example.json")))
+        let directory = try BuildProducts.temporaryDirectory("deploy-systemd")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try Self.configurationFile(try Self.text("config/pushd.example.json"), in: directory)
         var environment = Self.environmentFile(try Self.text("systemd/pushd.env.example"))
         environment["PUSHD_APNS_KEY_OTHER_TEAM"] = try JWSSigner.generateP256PrivateKeyPEM()
         let configuration = try WorkerConfiguration.load(file: path, environment: environment)
@@ -109,8 +112,9 @@ struct DeployConfigurationTests {
             environment[String(match.output.1)] = String(match.output.2).replacingOccurrences(of: "…", with: "secret")
         }
         #expect(environment["PUSHD_AMQP_URL"] != nil && environment["PUSHD_DATABASE_URL"] != nil)
-        let configuration = try WorkerConfiguration.load(
-            file: try Self.writeTemporary(try Self.withSecrets(json)), environment: environment)
+        let directory = try BuildProducts.temporaryDirectory("deploy-kubernetes")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try WorkerConfiguration.load(file: try Self.configurationFile(json, in: directory), environment: environment)
         #expect(configuration.declareTopology == false && configuration.metricsPort == 9464)
         Self.expectBrokersParse(configuration, count: 3, "pushd.yaml")
     }
