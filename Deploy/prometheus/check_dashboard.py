@@ -11,10 +11,13 @@
    broker and database from PUSHD_AMQP_URL / PUSHD_DATABASE_URL), the RabbitMQ node's
    rabbitmq_prometheus endpoint (``--broker``, default the first of
    PUSHD_RABBITMQ_CLUSTER_PROMETHEUS), or a recording rule in ``rules/``.
-3. Self-test: a misspelled metric name and an unparseable query must both be reported, so a
+3. The same for every expression of the alert and recording rules in ``rules/`` (promtool
+   checks their syntax and their unit tests their logic, but on series the tests themselves
+   name: a misspelled metric would pass both).
+4. Self-test: a misspelled metric name and an unparseable query must both be reported, so a
    checker that cannot fail does not pass.
 
-Exit status 0 only if all three hold. Needs Python 3 with ``cryptography`` (the tooling venv
+Exit status 0 only if all four hold. Needs Python 3 with ``cryptography`` (the tooling venv
 of Deploy/lib.sh: ``$PUSHD_PYTHON``). Every wait is bounded.
 """
 from __future__ import annotations
@@ -190,6 +193,29 @@ def broker_names(broker: str) -> set[str]:
     return names
 
 
+def rule_expressions() -> list[str]:
+    """Every `expr:` of the rule files: one line, or a `|` block (what rules/*.yml use)."""
+    found = []
+    for rules in sorted((HERE / "rules").glob("*.yml")):
+        lines = rules.read_text().splitlines()
+        index = 0
+        while index < len(lines):
+            match = re.match(r"^(\s*)(?:-\s*)?expr:\s*(.*)$", lines[index])
+            index += 1
+            if not match:
+                continue
+            indent, rest = len(match.group(1)), match.group(2).strip()
+            if rest not in ("|", "|-", ">", ">-"):
+                found.append(rest)
+                continue
+            block = []
+            while index < len(lines) and (not lines[index].strip() or len(lines[index]) - len(lines[index].lstrip()) > indent):
+                block.append(lines[index].strip())
+                index += 1
+            found.append(" ".join(block))
+    return found
+
+
 def recorded_names() -> set[str]:
     names = set()
     for rules in sorted((HERE / "rules").glob("*.yml")):
@@ -265,11 +291,13 @@ def main() -> int:
         worker = worker_names(args.pushd, work)
         broker = broker_names(args.broker)
         known = worker | broker | recorded_names() | {"up"}
-        log(f"{len(exprs)} expressions; {len(worker)} worker, {len(broker)} broker and "
+        log(f"{len(exprs)} dashboard and {len(rule_expressions())} rule expressions; {len(worker)} worker, {len(broker)} broker and "
             f"{len(recorded_names())} recorded names known")
         prometheus = Prometheus(work)
         try:
             problems = problems_in(exprs, known, prometheus)
+            rules = rule_expressions()
+            problems += [f"rules/: {problem}" for problem in problems_in(rules, known, prometheus)]
             # The check must be able to fail: one misspelled name, one broken query.
             target = next(e for e in exprs if any(n.startswith("pushd_") for n in metric_names(e)))
             misspelled = re.sub(r"pushd_(\w+)", r"pushd_\1x", target, count=1)
@@ -282,7 +310,7 @@ def main() -> int:
         problems.append(f"self-test: misspelled name caught {caught_name}, broken query caught {caught_parse}")
     for problem in problems:
         log(problem)
-    log(f"{'FAILED' if problems else 'OK'}: {len(exprs)} expressions, {len(problems)} problems")
+    log(f"{'FAILED' if problems else 'OK'}: {len(exprs)} dashboard and {len(rule_expressions())} rule expressions, {len(problems)} problems")
     return 1 if problems else 0
 
 
