@@ -198,6 +198,22 @@ cmd_cluster_stop_node() {
     rmqctl -q stop "$RMQ_PID_FILE" >/dev/null
 }
 
+# A crash rather than a shutdown: SIGKILL to the node's Erlang VM (its pid file), so its
+# connections drop without a close and its peers learn of it from the distribution link.
+cmd_cluster_kill_node() {
+    local i; i=$(cluster_index_of "${1:?node}")
+    cluster_select "$i"
+    local pid; pid=$(cat "$RMQ_PID_FILE" 2>/dev/null || true)
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || die "$RMQ_NODE is not running (no live pid in $RMQ_PID_FILE)"
+    log "killing $RMQ_NODE (SIGKILL to pid $pid)"
+    kill -KILL "$pid"
+    local deadline=$((SECONDS + 30))
+    while kill -0 "$pid" 2>/dev/null; do
+        (( SECONDS < deadline )) || die "$RMQ_NODE (pid $pid) survived SIGKILL for 30 s"
+        sleep 0.1
+    done
+}
+
 cmd_cluster_start_node() {
     local i; i=$(cluster_index_of "${1:?node}")
     declare -gA CLUSTER_LAUNCHERS=()

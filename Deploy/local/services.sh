@@ -19,6 +19,7 @@
 #   services.sh cluster-leader Q      the node leading quorum queue Q
 #   services.sh cluster-rabbitmqctl … rabbitmqctl against the first running node
 #   services.sh cluster-stop-node N   stop node N (1..3 or its name), e.g. the leader (fault tests)
+#   services.sh cluster-kill-node N   SIGKILL node N's Erlang VM: a crash, not a shutdown
 #   services.sh cluster-start-node N  start it again; it rejoins the cluster
 #   services.sh cluster-reset         stop the cluster and delete its state
 #
@@ -563,9 +564,10 @@ main() {
         cluster-rabbitmqctl) cmd_cluster_rabbitmqctl "$@" ;;
         cluster-stop-node)  with_lock; cmd_cluster_stop_node "$@" ;;
         cluster-start-node) with_lock; cmd_cluster_start_node "$@" ;;
+        cluster-kill-node)  with_lock; cmd_cluster_kill_node "$@" ;;
         cluster-reset)  with_lock; cmd_cluster_reset ;;
         -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
-        *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" | sed -n '1,23p' >&2; exit 2 ;;
+        *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" | sed -n '1,24p' >&2; exit 2 ;;
     esac
 }
 
