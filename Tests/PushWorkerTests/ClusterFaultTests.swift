@@ -80,7 +80,15 @@ struct ClusterFaultTests {
 
         let recipients = Array(Set(devices.map(\.recipient))).sorted()
         let jobOfRecipient = try await fixture.publishJobs(for: recipients, perJob: 25, label: "cluster")
-        #expect(try await fixture.waitForAccepted(devices.count / 3, timeout: .seconds(90)), "deliveries started")
+        // Nothing broken yet: a worker that cannot start (say, one that does not understand a
+        // list of URLs) ends the test here rather than after every timeout below.
+        let started = try await fixture.waitForAccepted(devices.count / 3, timeout: .seconds(90), workers: workers)
+        guard started else {
+            Issue.record("deliveries did not start; worker logs:\n\(workers.map { String($0.log.suffix(1500)) }.joined(separator: "\n---\n"))")
+            for worker in workers { _ = await worker.terminate(timeout: .seconds(10)) }
+            await fixture.tearDown()
+            return
+        }
 
         let stopped = try Self.services(fault, leader)
         #expect(stopped.status == 0, "\(fault) \(leader): \(stopped.errorText)")

@@ -18,9 +18,14 @@ extension WorkerFixture {
     }
 
     /// Polls the emulator until it has accepted at least `count` pushes (repeats included).
-    func waitForAccepted(_ count: Int, timeout: Duration) async throws -> Bool {
-        try await waitUntil(timeout: timeout, every: .milliseconds(50)) {
-            try await emulator.stats()["total_accepted"] as? Int ?? 0 >= count
+    /// Gives up early, returning false, once none of `workers` (if any are given) is running.
+    func waitForAccepted(_ count: Int, timeout: Duration, workers: [PushdProcess] = []) async throws -> Bool {
+        var allExited = false
+        let accepted = try await waitUntil(timeout: timeout, every: .milliseconds(50)) {
+            allExited = !workers.isEmpty && !workers.contains { $0.isRunning }
+            if allExited { return true }
+            return try await emulator.stats()["total_accepted"] as? Int ?? 0 >= count
         }
+        return accepted && !allExited
     }
 }
