@@ -40,14 +40,14 @@ run_operations_stage() {
             swift test --skip-build --filter ClusterFaultTests >"$log_file" 2>&1 || status=1
         grep -E '^(✘|✔ Test run|✘ Test run)|Expectation failed|recorded an issue' "$log_file" || true
         # "Test run with 1 test in 1 suite passed" (one test: singular).
-        local total failed
+        local total failed_cases
         total=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*/\1/p' "$log_file" | tail -n 1)
-        failed=$(grep -cE '^✘ Test ".*failed after' "$log_file" || true)
+        failed_cases=$(grep -cE '^✘ Test ".*failed after' "$log_file" || true)
         if [ -z "$total" ] || [ "$total" -eq 0 ]; then
             log "swift test (cluster fault tests) ran nothing (exit status kept): see $log_file"
             status=1
         fi
-        echo "$(( ${total:-0} - failed )) $failed" > "$PUSHD_STATE_DIR/.cluster-test-counts"
+        echo "$(( ${total:-0} - failed_cases )) $failed_cases" > "$PUSHD_STATE_DIR/.cluster-test-counts"
         exit "$status"
     ) || failed=1
     # Counted in the subshell (it holds the cluster's environment): add to test.sh's totals.
