@@ -80,7 +80,9 @@ let package = Package(
             name: "PushWorkerTests",
             dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
         // The worker's pure parts (intake, planner, retry policy): no servers needed.
-        .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
+        .testTarget(
+            name: "PushWorkerUnitTests",
+            dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue", "PushStore", "PushTestSupport"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),

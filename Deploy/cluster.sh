@@ -2,6 +2,10 @@
 # The main job: a whole pushd cluster on loopback, from nothing, in one command.
 #
 #   bash Deploy/cluster.sh          start (or restart) everything and run the demo batch
+#   bash Deploy/cluster.sh --prometheus   the same, plus Prometheus (Debian's) scraping the
+#                                   workers, the cleanup consumer and RabbitMQ's rabbitmq_prometheus
+#                                   with Deploy/prometheus's rules; the report then reads its
+#                                   figures from Prometheus's HTTP API (also PUSHD_PROMETHEUS=1)
 #   bash Deploy/cluster.sh stop     stop everything this script started
 #
 # It installs what is missing (Debian packages), starts PostgreSQL, RabbitMQ and the APNs/FCM
@@ -22,9 +26,12 @@ RECIPIENTS_PER_JOB=${PUSHD_DEMO_RECIPIENTS_PER_JOB:-20}
 BUNDLE=com.example.pushd.demo
 PROJECT=demo-project
 PUSHD="$PUSHD_REPO/.build/release/pushd"
+PROMETHEUS=${PUSHD_PROMETHEUS:-0}
+PROMETHEUS_PORT=${PUSHD_PROMETHEUS_PORT:-19090}
+[ "${1:-}" = "--prometheus" ] && PROMETHEUS=1
 
 stop_processes() {
-    for name in worker-1 worker-2 cleanup emulator; do
+    for name in prometheus worker-1 worker-2 cleanup emulator; do
         local pidfile="$RUN/$name.pid"
         [ -f "$pidfile" ] || continue
         local pid; pid=$(cat "$pidfile")
@@ -45,6 +52,10 @@ if [ "${1:-}" = "stop" ]; then
 fi
 
 ensure_build_dependencies
+if [ "$PROMETHEUS" = 1 ]; then
+    source Deploy/prometheus/local.sh
+    export PUSHD_RABBITMQ_PROMETHEUS=1  # services.sh: rabbitmq_prometheus on AMQP port + 2
+fi
 log "building pushd (release)"
 swift build -c release --product pushd 2>&1 | tail -n 1
 bash Deploy/local/services.sh start
@@ -123,6 +134,14 @@ start_process cleanup 19466 cleanup
 for port in 19464 19465 19466; do
     for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break; sleep 0.1; done
 done
+PROMETHEUS_URL=""
+if [ "$PROMETHEUS" = 1 ]; then
+    broker="127.0.0.1:$((PUSHD_AMQP_PORT + 2))"
+    curl -sf "http://$broker/metrics" >/dev/null || \
+        log "rabbitmq_prometheus does not answer on $broker (RabbitMQ was started without it: bash Deploy/local/services.sh stop, then run this again)"
+    start_local_prometheus "$RUN/prometheus" "$PROMETHEUS_PORT" 127.0.0.1:19464,127.0.0.1:19465 127.0.0.1:19466 "$broker"
+    PROMETHEUS_URL="http://127.0.0.1:$PROMETHEUS_PORT"
+fi
 
 # The demo batch.
 python3 - "$JOBS" "$RECIPIENTS" "$RECIPIENTS_PER_JOB" "$BUNDLE" "$PROJECT" > "$RUN/jobs.ndjson" <<'PY'
@@ -163,10 +182,12 @@ done
 end=$(date +%s.%N)
 echo >&2
 sleep 1  # let the cleanup consumer finish its last batch before reading its counters
+[ -n "$PROMETHEUS_URL" ] && await_prometheus_scrape_after "$PROMETHEUS_PORT" "$(date +%s.%N)"
 
-python3 - "$RUN" "$EMULATOR_ADMIN_PORT" "$start" "$end" "$PUSHD" <<'PY'
-import json, subprocess, sys, urllib.request
+python3 - "$RUN" "$EMULATOR_ADMIN_PORT" "$start" "$end" "$PUSHD" "$PROMETHEUS_URL" <<'PY'
+import json, subprocess, sys, urllib.parse, urllib.request
 run, admin, start, end, pushd = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+prometheus = sys.argv[6]
 def metrics(port):
     totals = {}
     for line in urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode().splitlines():
@@ -174,8 +195,25 @@ def metrics(port):
             name, value = line.rsplit(" ", 1)
             totals[name] = totals.get(name, 0) + float(value)
     return totals
-workers = [metrics(19464), metrics(19465)]
-cleanup = metrics(19466)
+def query(expr):
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    return json.load(urllib.request.urlopen(url))["data"]["result"]
+def from_prometheus(job):
+    # The same "name{label=...}" keys as a /metrics page, summed over the job's instances.
+    totals = {}
+    # (Summed here: PromQL aggregations drop the metric name.)
+    for series in query(f'{{__name__=~"pushd_.+", job="{job}"}}'):
+        labels = {k: v for k, v in series["metric"].items() if k not in ("instance", "job")}
+        name = labels.pop("__name__", "")
+        key = name + ("{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "")
+        totals[key] = totals.get(key, 0) + float(series["value"][1])
+    return totals
+if prometheus:
+    workers, cleanup = [from_prometheus("pushd-worker")], from_prometheus("pushd-cleanup")
+    print(f"\n(figures from Prometheus's HTTP API, {prometheus})")
+else:
+    workers = [metrics(19464), metrics(19465)]
+    cleanup = metrics(19466)
 def total(prefix, source=workers):
     return {k: sum(m.get(k, 0) for m in source) for k in sorted({k for m in source for k in m if k.startswith(prefix)})}
 print("\n=== pushd demo report ===")
@@ -190,6 +228,17 @@ print("pruned:      ", int(sum(pruned.values())), "devices with dead tokens")
 print("dead letters:", int(sum(total("pushd_dead_letters_total").values())))
 delivered = sum(v for k, v in deliveries.items() if "delivered" in k)
 print(f"throughput:   {delivered / (end - start):.0f} pushes/s delivered ({delivered:.0f} in {end - start:.2f} s, 2 workers, end to end)")
+if prometheus:
+    window = f"{max(1, int(end - start + 0.999)) + 4}s"
+    for series in query(f"histogram_quantile(0.99, sum by (le) (increase(pushd_delivery_seconds_bucket[{window}])))"):
+        print(f"p99 latency:  {float(series['value'][1]) * 1000:.0f} ms send → answer (histogram, last {window})")
+    depth = query('pushd:queue_messages_ready:max{queue="pushd.jobs"}')
+    dead = query('pushd:queue_messages:max{queue="pushd.dead"}')
+    if depth:
+        print(f"jobs queue:   {int(float(depth[0]['value'][1]))} ready, pushd.dead {int(float(dead[0]['value'][1])) if dead else 0}"
+              " (rabbitmq_prometheus; the broker refreshes queue statistics every 5 s)")
+    firing = [a["labels"]["alertname"] for a in json.load(urllib.request.urlopen(f"{prometheus}/api/v1/alerts"))["data"]["alerts"]]
+    print("alerts:      ", ", ".join(sorted(set(firing))) or "none pending or firing")
 stats = json.load(urllib.request.urlopen(f"http://127.0.0.1:{admin}/stats"))
 print("emulator:    ", stats.get("total_accepted"), "pushes accepted of", stats.get("total_requests"), "requests")
 keys = {}
@@ -218,5 +267,5 @@ for push in page["pushes"]:
     print("as the device shows it (pushd phone show, with the device's private key):")
     print("\n".join("   " + line for line in shown.strip().splitlines()[1:]))
     break
-print("\nlogs: " + run + "/*.log   stop: bash Deploy/cluster.sh stop")
+print("\nlogs: " + run + "/*.log   stop: bash Deploy/cluster.sh stop" + (f"   Prometheus: {prometheus}/graph" if prometheus else ""))
 PY

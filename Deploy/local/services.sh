@@ -12,6 +12,17 @@
 #   services.sh reset                 stop and delete the services' state (asks no questions;
 #                                     other files in $PUSHD_STATE_DIR are left alone)
 #
+#   services.sh cluster-start         PostgreSQL and a 3-node RabbitMQ cluster (rabbitmq-cluster.sh)
+#   services.sh cluster-stop          stop the cluster's nodes (PostgreSQL: `stop`)
+#   services.sh cluster-status        one line per node (exit 0 only if all are up)
+#   services.sh cluster-env           exports; PUSHD_AMQP_URL is the comma-separated node list
+#   services.sh cluster-leader Q      the node leading quorum queue Q
+#   services.sh cluster-rabbitmqctl … rabbitmqctl against the first running node
+#   services.sh cluster-stop-node N   stop node N (1..3 or its name), e.g. the leader (fault tests)
+#   services.sh cluster-kill-node N   SIGKILL node N's Erlang VM: a crash, not a shutdown
+#   services.sh cluster-start-node N  start it again; it rejoins the cluster
+#   services.sh cluster-reset         stop the cluster and delete its state
+#
 # Both services are private: own data directories under $PUSHD_STATE_DIR, own ports, loopback
 # only, own RabbitMQ node name and Erlang cookie. The system's own PostgreSQL cluster and
 # RabbitMQ node (if the Debian packages started them) are never touched. epmd is shared.
@@ -23,6 +34,8 @@
 #   PUSHD_AMQP_DIST_PORT  Erlang distribution port; default PUSHD_AMQP_PORT+20000, or
 #                         PUSHD_AMQP_PORT-10000 when that would exceed 65535 (55672 -> 45672)
 #   PUSHD_RABBITMQ_MANAGEMENT=1  also enable the management plugin (HTTP API/UI, rabbitmqadmin)
+#   PUSHD_RABBITMQ_PROMETHEUS=1  also enable rabbitmq_prometheus on the single node, on
+#                         127.0.0.1:PUSHD_AMQP_PORT+2 (cluster nodes always have it)
 #   PUSHD_AMQP_MGMT_PORT  default PUSHD_AMQP_PORT+1 (only with PUSHD_RABBITMQ_MANAGEMENT=1)
 #   PUSHD_RABBITMQ_NODENAME  default pushd-local@localhost (epmd is shared: a second private
 #                         node on the same machine, e.g. another user's, needs another name)
@@ -400,6 +413,7 @@ rmq_provision() {
 
 rmq_start() {
     rmq_prepare
+    [[ "${PUSHD_RABBITMQ_PROMETHEUS:-0}" == 1 ]] && rmq_enable_prometheus
     if rmq_node_up; then
         if rmq_app_running; then
             log "RabbitMQ already running ($RMQ_NODE, port $AMQP_PORT)"
@@ -435,6 +449,11 @@ rmq_restart_app() {
     rmqctl -q stop_app >/dev/null
     rmqctl -q start_app >/dev/null
 }
+
+# ---------------------------------------------------------------- the 3-node cluster
+
+# shellcheck source=rabbitmq-cluster.sh
+source "$SCRIPT_DIR/rabbitmq-cluster.sh"
 
 # ---------------------------------------------------------------- commands
 
@@ -532,8 +551,23 @@ main() {
             ;;
         rabbitmqctl) rmqctl "$@" ;;
         reset) with_lock; cmd_reset ;;
+        cluster-start)
+            with_lock
+            ensure_installed
+            pg_start
+            cmd_cluster_start
+            ;;
+        cluster-stop)   with_lock; cmd_cluster_stop ;;
+        cluster-status) cmd_cluster_status ;;
+        cluster-env)    cmd_cluster_env ;;
+        cluster-leader) cmd_cluster_leader "$@" ;;
+        cluster-rabbitmqctl) cmd_cluster_rabbitmqctl "$@" ;;
+        cluster-stop-node)  with_lock; cmd_cluster_stop_node "$@" ;;
+        cluster-start-node) with_lock; cmd_cluster_start_node "$@" ;;
+        cluster-kill-node)  with_lock; cmd_cluster_kill_node "$@" ;;
+        cluster-reset)  with_lock; cmd_cluster_reset ;;
         -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
-        *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" | sed -n '1,13p' >&2; exit 2 ;;
+        *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" | sed -n '1,24p' >&2; exit 2 ;;
     esac
 }
 

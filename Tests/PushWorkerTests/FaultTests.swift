@@ -21,17 +21,8 @@ struct FaultTests {
             let devices = try await fixture.registerRecipients(500, mix: { _, _ in .normal })
             let worker = try fixture.startWorker()
             let recipients = Array(Set(devices.map(\.recipient))).sorted()
-            var jobOfRecipient: [String: String] = [:]
-            for part in 0..<20 {
-                let slice = Array(recipients[(part * 25)..<((part + 1) * 25)])
-                let id = "\(fixture.prefix)-\(what)-\(part)"
-                _ = try await fixture.publish(fixture.job(id: id, recipients: slice, title: "Secret"))
-                for recipient in slice { jobOfRecipient[recipient] = id }
-            }
-            let third = try await waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try await fixture.emulator.stats()["total_accepted"] as? Int ?? 0 >= devices.count / 3
-            }
-            #expect(third, "deliveries started")
+            let jobOfRecipient = try await fixture.publishJobs(for: recipients, perJob: 25, label: what)
+            #expect(try await fixture.waitForAccepted(devices.count / 3, timeout: .seconds(60)), "deliveries started")
             let restarted = try ChildProcess.run("/bin/bash", [Self.services, what])
             #expect(restarted.status == 0, "\(what): \(restarted.errorText)")
 

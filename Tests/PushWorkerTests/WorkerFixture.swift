@@ -127,16 +127,18 @@ final class WorkerFixture: @unchecked Sendable {
         ]) { $1 }
     }
 
-    func startWorker(_ label: String = "worker") throws -> PushdProcess {
-        try start(["worker"], logName: label)
+    /// A `pushd worker` with the fixture's environment, `overriding` some of it.
+    func startWorker(_ label: String = "worker", overriding: [String: String] = [:]) throws -> PushdProcess {
+        try start(["worker"], logName: label, overriding: overriding)
     }
 
     func startCleanup() throws -> PushdProcess {
         try start(["cleanup"], logName: "cleanup")
     }
 
-    private func start(_ arguments: [String], logName: String) throws -> PushdProcess {
-        let process = try PushdProcess(arguments, environment: environment, logFile: directory.appendingPathComponent("\(logName).log"))
+    private func start(_ arguments: [String], logName: String, overriding: [String: String] = [:]) throws -> PushdProcess {
+        let process = try PushdProcess(
+            arguments, environment: environment.merging(overriding) { $1 }, logFile: directory.appendingPathComponent("\(logName).log"))
         processes.update { $0.append(process) }
         return process
     }
