@@ -54,8 +54,8 @@ let package = Package(
         .executableTarget(
             name: "pushd",
             dependencies: [
-                "PushBenchmarks", "PushCommandLine", "PushCrypto", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore",
-                "PushWorker",
+                "PushBenchmarks", "PushCommandLine", "PushCrypto", "PushDelivery", "PushModel", "PushProducer", "PushQueue", "PushRuntime",
+                "PushStore", "PushWorker",
             ]
         ),
 
