@@ -38,7 +38,8 @@ struct LiveActivityTests {
             let tokenless = try await fixture.registerActivityDevice(recipient: recipient, keyIndex: 2, activityID: activity)
             let android = try await fixture.registerActivityDevice(recipient: recipient, platform: .android, keyIndex: 3, activityID: activity)
             let iosDevices = [keyed, second, legacy]
-            let worker = try fixture.startWorker()
+            let metricsPort = try FreePort.find()
+            let worker = try fixture.startWorker(environment: ["PUSHD_METRICS_PORT": String(metricsPort)])
 
             // Start: to each push-to-start token, at priority 10 as asked.
             _ = try await fixture.publish(fixture.activityJob(
@@ -93,8 +94,7 @@ struct LiveActivityTests {
             // End with an Android fallback: update tokens get the end, Android the alert.
             var end = fixture.activityJob(
                 id: "\(fixture.prefix)-end", event: "end", activityID: activity, timestamp: 1_764_551_400,
-                recipients: [recipient], status: "finished", privateProps: nil,
-                block: ["dismissal_date": 1_764_552_300, "android_fallback": true])
+                recipients: [recipient], status: "finished", block: ["dismissal_date": 1_764_552_300, "android_fallback": true])
             end["fallback"] = ["title": "Interview finished", "message": "Open the app to leave your feedback"]
             end["content"] = ["title": "Interview with Ada Lovelace finished", "message": "Leave your feedback"]
             _ = try await fixture.publish(end)
@@ -105,9 +105,14 @@ struct LiveActivityTests {
             }
             #expect(ended, "worker log:\n\(worker.log.suffix(3000))")
             let pushes = try await fixture.acceptedPushes()
-            for push in pushes where push.aps["event"] as? String == "end" {
+            for device in iosDevices + [tokenless] {
+                let push = try #require(pushes.first { $0.token == updates[device.id] && $0.aps["event"] as? String == "end" })
                 #expect(push.aps["dismissal-date"] as? Int == 1_764_552_300 && push.timestamp == 1_764_551_400)
-                #expect(push.props?["encrypted_data"] == nil, "no private props in this end job")
+                #expect(push.aps["alert"] == nil && push.props?["status"] as? String == "finished")
+                let withUpdateToken = WorkerFixture.ActivityDevice(
+                    id: device.id, recipient: recipient, platform: .ios, deviceToken: device.deviceToken, keyIndex: device.keyIndex,
+                    pushToStart: nil, update: updates[device.id])
+                try Self.expectSealed(push, for: withUpdateToken, fixture: fixture)
             }
             // Android got exactly one push, the end's alert fallback, sealed for its key.
             let androidPushes = pushes.filter { $0.token == android.deviceToken }
@@ -118,6 +123,15 @@ struct LiveActivityTests {
             #expect(String(decoding: opened, as: UTF8.self).contains("Interview with Ada Lovelace finished"))
             // The tokenless device got nothing for the start.
             #expect(!pushes.contains { $0.token == tokenless.deviceToken })
+            // Counted: the tokenless device's start, and Android's start and update (no fallback).
+            let counted = try await waitUntil(timeout: .seconds(30), every: .milliseconds(250)) {
+                try WorkerFixture.metric(#"pushd_liveactivity_skipped_total{reason="no_token",event="start"}"#, port: metricsPort) == 1
+                    && WorkerFixture.metric(#"pushd_liveactivity_skipped_total{reason="android",event="start"}"#, port: metricsPort) == 1
+                    && WorkerFixture.metric(#"pushd_liveactivity_skipped_total{reason="android",event="update"}"#, port: metricsPort) == 1
+            }
+            #expect(counted)
+            #expect(try WorkerFixture.metric(#"pushd_deliveries_total{platform="ios",outcome="delivered"}"#, port: metricsPort) == 11)
+            #expect(try WorkerFixture.metric(#"pushd_deliveries_total{platform="android",outcome="delivered"}"#, port: metricsPort) == 1)
 
             // The ended activity's update tokens are gone; push-to-start tokens stay.
             let removed = try await waitUntil(timeout: .seconds(30), every: .milliseconds(200)) {

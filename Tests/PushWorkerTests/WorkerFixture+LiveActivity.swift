@@ -100,6 +100,15 @@ extension WorkerFixture {
         }
     }
 
+    /// The value of one sample of a worker's `/metrics` (0 when absent or unreachable).
+    static func metric(_ sample: String, port: Int) throws -> Double {
+        let scraped = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/metrics"])
+        for line in scraped.outputText.split(separator: "\n") where line.hasPrefix(sample + " ") {
+            return Double(line.dropFirst(sample.count + 1)) ?? 0
+        }
+        return 0
+    }
+
     /// Runs a one-shot `pushd` command against the fixture's emulator and database.
     func runPushd(_ arguments: [String]) throws -> ChildProcess.Result {
         try ChildProcess.run(
