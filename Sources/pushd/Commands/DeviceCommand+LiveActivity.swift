@@ -11,17 +11,17 @@ extension DeviceCommand {
     static let liveActivityHelp = """
         usage: pushd device push-to-start  --app BUNDLE [--environment E] --device-token HEX --token HEX
                pushd device activity-token --app BUNDLE [--environment E] --device-token HEX --activity-id ID --token HEX
-               pushd device end-activity   --app BUNDLE --activity-id ID [--device-id N]...
+               pushd device end-activity   --app BUNDLE --activity-id ID [--device-id N,N,…]
 
           push-to-start   registers the device's push-to-start token (iOS 17.2+; one per device,
                           a new one replaces it): pushd_register_push_to_start_token
           activity-token  registers the update token of one running activity, under the
                           producer's own activity id: pushd_register_activity_token
-          end-activity    deletes the activity's update tokens (of every device of the app, or of
-                          the devices given with --device-id, comma-separated or repeated in one
-                          list): pushd_end_activity
+          end-activity    deletes the activity's update tokens (of every device of the app, or
+                          only of the device ids given, comma-separated): pushd_end_activity
           --device-token  the device's APNs token, as registered with `pushd device register`
           --environment   sandbox or production (default production)
+          --database-url  default: $PUSHD_DATABASE_URL
         Prints device_id=<id> replaced=<bool> created=<bool>, or deleted=<n>.
         """
 

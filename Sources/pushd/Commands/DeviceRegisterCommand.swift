@@ -8,7 +8,7 @@ import PushStore
 /// key, for scripts and demos. Backends in other languages call `pushd_register_device`.
 enum DeviceCommand: Subcommand {
     static let name = "device"
-    static let summary = "register a device's push token and key; Live Activity tokens: device register | push-to-start | activity-token | end-activity"
+    static let summary = "register devices and Live Activity tokens: device register | push-to-start | activity-token | end-activity"
     static let help = """
         usage: pushd device register --recipient ID --platform ios|android --app APP
                                      [--environment sandbox|production] --token TOKEN
