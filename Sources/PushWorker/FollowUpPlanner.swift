@@ -33,6 +33,8 @@ struct FollowUpPlanner: Sendable {
             }
         }
         guard !retryDevices.isEmpty else { return followUps }
+        // A broadcast has no device (its stand-in has id 0): its retry names none.
+        let retryIDs = retryDevices.filter { $0 > 0 }
 
         let attempts = accepted.attempt
         switch retryPolicy.decide(
@@ -40,12 +42,10 @@ struct FollowUpPlanner: Sendable {
             retryAfter: longestRetryAfter, now: now)
         {
         case .retry(let tier, let attempt):
-            // A broadcast has no device (its stand-in has id 0): its retry names none.
-            let state = NotificationJob.RetryState(
-                attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices.filter { $0 > 0 })
+            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
             followUps.append(.retry(state, tier: tier))
         case .giveUp(let why):
-            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
+            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
             followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
         }
         return followUps
