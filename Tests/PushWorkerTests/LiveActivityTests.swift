@@ -159,15 +159,16 @@ struct LiveActivityTests {
             // The emulator fails a "fa11" token's first two requests (503, Retry-After 1).
             let flaky = try await fixture.registerActivityDevice(recipient: recipient, keyIndex: 0, update: "fa11", activityID: activity)
             let steady = try await fixture.registerActivityDevice(recipient: recipient, keyIndex: 1, update: "c0de", activityID: activity)
-            let worker = try fixture.startWorker()
-            // The older update first, the newer at once: both fail on the flaky token and are
-            // retried (after at least the 1 s tier), the steady token gets both at once.
+            // Both updates wait in the queue before the worker starts: their first attempts fail
+            // on the flaky token and are retried (through the 1 s tier at the earliest), while
+            // the steady token gets both in the first round.
             _ = try await fixture.publish(fixture.activityJob(
                 id: "\(fixture.prefix)-older", event: "update", activityID: activity, timestamp: 1_764_548_100,
                 recipients: [recipient], status: "older"))
             _ = try await fixture.publish(fixture.activityJob(
                 id: "\(fixture.prefix)-newer", event: "update", activityID: activity, timestamp: 1_764_548_200,
                 recipients: [recipient], status: "newer"))
+            let worker = try fixture.startWorker()
             let delivered = try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
                 try await fixture.acceptedPushes().filter { $0.token == flaky.update }.count >= 2
             }
@@ -273,6 +274,8 @@ struct LiveActivityTests {
             #expect(deleted.status == 0, "\(deleted.errorText)")
             let after = try fixture.runPushd(["channel", "list", "--app", fixture.bundleID])
             #expect(!after.outputText.contains(channel))
+            let gone = try fixture.runPushd(["channel", "read", "--app", fixture.bundleID, "--channel-id", channel])
+            #expect(gone.status == 1 && gone.errorText.contains("refused the request: 400 ChannelNotRegistered"), "\(gone.errorText)")
             #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }
     }
