@@ -62,8 +62,8 @@ let package = Package(
         .executableTarget(
             name: "pushd",
             dependencies: [
-                "PushBenchmarks", "PushClient", "PushCommandLine", "PushCrypto", "PushModel", "PushProducer", "PushQueue", "PushRuntime", "PushStore",
-                "PushWorker",
+                "PushBenchmarks", "PushClient", "PushCommandLine", "PushCrypto", "PushDelivery", "PushModel", "PushProducer", "PushQueue",
+                "PushRuntime", "PushStore", "PushWorker",
             ]
         ),
 

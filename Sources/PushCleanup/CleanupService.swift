@@ -63,13 +63,14 @@ public final class CleanupService: Service {
         var attempt = 0
         while true {
             do {
-                let deleted = try await registry.pruneBatch(requests.map(\.request))
+                let deleted = try await registry.pruneAll(requests.map(\.request))
                 for (entry, wasDeleted) in zip(requests, deleted) {
                     let request = entry.request
                     metrics.pruneEvents.increment(wasDeleted ? "pruned" : "kept")
                     if wasDeleted { metrics.tokensPruned.increment(request.platform.rawValue) }
-                    logger.info(wasDeleted ? "device pruned" : "token kept (re-registered or already gone)", [
+                    logger.info(wasDeleted ? "token pruned" : "token kept (re-registered or already gone)", [
                         "platform": .string(request.platform.rawValue), "app_id": .string(request.appID),
+                        "token_kind": .string(request.tokenKind?.rawValue ?? "device"),
                         "token": .string(Redact.token(request.token)),
                     ])
                     _ = await entry.message.ack()
@@ -92,6 +93,6 @@ public final class CleanupService: Service {
         guard let event = try? JSONDecoder().decode(TokenInvalidEvent.self, from: Data(body)) else { return nil }
         return PruneRequest(
             appID: event.appID, platform: event.platform, environment: event.environment, token: event.token,
-            invalidSince: event.invalidSince)
+            invalidSince: event.invalidSince, tokenKind: event.tokenKind)
     }
 }

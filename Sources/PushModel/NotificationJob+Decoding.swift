@@ -42,19 +42,9 @@ extension NotificationJob {
             throw JobValidationError("app", "needs ios_bundle_id, fcm_project_id or both")
         }
 
-        let recipients = try job.object("recipients")
-        let recipientIDs = try recipients.optionalStringArray("recipient_ids")
-        let deviceIDs = try recipients.optionalIntArray("device_ids")
-        switch (recipientIDs, deviceIDs) {
-        case (let ids?, nil):
-            try Self.checkCount(ids.count, "recipients.recipient_ids")
-            self.recipients = .recipientIDs(ids)
-        case (nil, let ids?):
-            try Self.checkCount(ids.count, "recipients.device_ids")
-            self.recipients = .deviceIDs(ids)
-        default:
-            throw JobValidationError("recipients", "needs exactly one of recipient_ids or device_ids")
-        }
+        pushType = try Self.pushType(reading: job)
+        liveActivity = try Self.liveActivity(reading: job, pushType: pushType)
+        recipients = liveActivity?.isBroadcast == true ? .recipientIDs([]) : try Self.recipients(reading: job)
 
         if let content = try job.optionalObject("content") {
             var sender: Sender?
@@ -77,9 +67,10 @@ extension NotificationJob {
             self.content = nil
         }
 
-        let fallback = try job.object("fallback")
-        self.fallback = Fallback(
-            title: try fallback.string("title", maxBytes: 1024), message: try fallback.string("message", maxBytes: 1024))
+        let fallback = liveActivity == nil ? try job.object("fallback") : try job.optionalObject("fallback")
+        self.fallback = try fallback.map { (fallback) throws(JobValidationError) in
+            Fallback(title: try fallback.string("title", maxBytes: 1024), message: try fallback.string("message", maxBytes: 1024))
+        } ?? Fallback(title: "", message: "")
 
         if let presentation = try job.optionalObject("presentation") {
             let badge = try presentation.optionalInt("badge")
@@ -117,12 +108,6 @@ extension NotificationJob {
             self.delivery = Delivery()
         }
 
-        let pushTypeText = try job.optionalString("push_type", maxBytes: 32) ?? "alert"
-        guard let pushType = PushType(rawValue: pushTypeText) else {
-            throw JobValidationError("push_type", "\"\(pushTypeText)\" is not supported yet (supported: alert)")
-        }
-        self.pushType = pushType
-
         if let retry = try job.optionalObject("retry") {
             let attempt = try retry.int("attempt")
             guard attempt >= 1 else { throw JobValidationError("retry.attempt", "must be 1 or more") }
@@ -134,6 +119,22 @@ extension NotificationJob {
             self.retry = RetryState(attempt: Int(attempt), firstAttemptAt: first, deviceIDs: deviceIDs)
         } else {
             self.retry = nil
+        }
+    }
+
+    private static func recipients(reading job: FieldReader) throws(JobValidationError) -> Recipients {
+        let recipients = try job.object("recipients")
+        let recipientIDs = try recipients.optionalStringArray("recipient_ids")
+        let deviceIDs = try recipients.optionalIntArray("device_ids")
+        switch (recipientIDs, deviceIDs) {
+        case (let ids?, nil):
+            try Self.checkCount(ids.count, "recipients.recipient_ids")
+            return .recipientIDs(ids)
+        case (nil, let ids?):
+            try Self.checkCount(ids.count, "recipients.device_ids")
+            return .deviceIDs(ids)
+        default:
+            throw JobValidationError("recipients", "needs exactly one of recipient_ids or device_ids")
         }
     }
 

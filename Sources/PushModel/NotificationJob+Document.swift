@@ -25,11 +25,13 @@ public struct JobDocument: Sendable, Equatable {
     /// The document as JSON with `retry` set to `state`; sorted keys, every other field as received.
     public func json(retry state: NotificationJob.RetryState) -> [UInt8] {
         var fields = fields
-        fields["retry"] = .object([
+        var retry: [String: JSONValue] = [
             "attempt": .number(Double(state.attempt)),
             "first_attempt_at": .string(RFC3339.string(from: state.firstAttemptAt)),
-            "device_ids": .array(state.deviceIDs.map { .number(Double($0)) }),
-        ])
+        ]
+        // None for a broadcast, which has no devices: the retry is the whole job again.
+        if !state.deviceIDs.isEmpty { retry["device_ids"] = .array(state.deviceIDs.map { .number(Double($0)) }) }
+        fields["retry"] = .object(retry)
         return Array(JSONValue.object(fields).jsonText.utf8)
     }
 }

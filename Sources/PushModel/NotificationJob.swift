@@ -12,13 +12,17 @@ public struct NotificationJob: Sendable, Equatable {
 
     public var jobID: String
     public var app: App
+    /// Empty for a Live Activity broadcast, which is addressed by its channel.
     public var recipients: Recipients
     /// The private content; nil sends only the fallback text to every device.
     public var content: Content?
+    /// Empty strings in a Live Activity job without `android_fallback` (which ignores it).
     public var fallback: Fallback
     public var presentation: Presentation
     public var delivery: Delivery
     public var pushType: PushType
+    /// The Live Activity part; non-nil iff `pushType` is `.liveactivity`.
+    public var liveActivity: LiveActivity?
     /// Set by workers when they re-publish a job for the devices that need a retry.
     public var retry: RetryState?
 
@@ -121,6 +125,8 @@ public struct NotificationJob: Sendable, Equatable {
 
     public enum PushType: String, Sendable {
         case alert
+        /// An iOS Live Activity start, update, end or broadcast (`liveActivity`).
+        case liveactivity
     }
 
     /// Worker-internal: how often this job was tried and for which devices.
@@ -139,7 +145,7 @@ public struct NotificationJob: Sendable, Equatable {
     public init(
         jobID: String, app: App, recipients: Recipients, content: Content?, fallback: Fallback,
         presentation: Presentation = Presentation(), delivery: Delivery = Delivery(), pushType: PushType = .alert,
-        retry: RetryState? = nil
+        retry: RetryState? = nil, liveActivity: LiveActivity? = nil
     ) {
         self.jobID = jobID
         self.app = app
@@ -150,5 +156,6 @@ public struct NotificationJob: Sendable, Equatable {
         self.delivery = delivery
         self.pushType = pushType
         self.retry = retry
+        self.liveActivity = liveActivity
     }
 }

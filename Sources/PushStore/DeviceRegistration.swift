@@ -53,12 +53,19 @@ public struct PruneRequest: Sendable, Hashable {
     /// APNs's 410 `timestamp`: only a token last registered before it is deleted. nil (FCM
     /// `UNREGISTERED`, APNs `BadDeviceToken`) deletes unconditionally.
     public let invalidSince: Date?
+    /// nil: the device's own token (`pushd_prune_token`); else a Live Activity token
+    /// (`pushd_prune_live_activity_token`), which never deletes the device.
+    public let tokenKind: LiveActivity.TokenKind?
 
-    public init(appID: String, platform: Platform, environment: PushEnvironment?, token: String, invalidSince: Date?) {
+    public init(
+        appID: String, platform: Platform, environment: PushEnvironment?, token: String, invalidSince: Date?,
+        tokenKind: LiveActivity.TokenKind? = nil
+    ) {
         self.appID = appID
         self.platform = platform
         self.environment = environment
         self.token = token
         self.invalidSince = invalidSince
+        self.tokenKind = tokenKind
     }
 }

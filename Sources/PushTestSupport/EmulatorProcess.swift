@@ -11,6 +11,8 @@ public final class EmulatorProcess: Sendable {
 
     public let url: String
     public let adminURL: String
+    /// APNs broadcast channel management (`channels_url` of the start line).
+    public let channelsURL: String
     public let caFile: String
     public let p8PEM: String
     public let serviceAccount: FCMServiceAccount
@@ -75,15 +77,17 @@ public final class EmulatorProcess: Sendable {
             FCMServiceAccount.self,
             from: Data(contentsOf: credentials.appendingPathComponent("service-account-\(projectID).json")))
         return try EmulatorProcess(
-            url: url, adminURL: adminURL, caFile: ca, p8PEM: p8, serviceAccount: account, state: state, process: process)
+            url: url, adminURL: adminURL, channelsURL: info["channels_url"] as? String ?? "", caFile: ca, p8PEM: p8,
+            serviceAccount: account, state: state, process: process)
     }
 
     private init(
-        url: String, adminURL: String, caFile: String, p8PEM: String, serviceAccount: FCMServiceAccount, state: URL,
-        process: SpawnedProcess
+        url: String, adminURL: String, channelsURL: String, caFile: String, p8PEM: String, serviceAccount: FCMServiceAccount,
+        state: URL, process: SpawnedProcess
     ) throws {
         self.url = url
         self.adminURL = adminURL
+        self.channelsURL = channelsURL
         self.caFile = caFile
         self.p8PEM = p8PEM
         self.serviceAccount = serviceAccount

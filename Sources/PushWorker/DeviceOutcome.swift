@@ -10,6 +10,9 @@ enum DeviceOutcome: Sendable, Equatable {
     case keyInvalid(PublicKeyError)
     /// Skipped: sealing failed for another reason (an OpenSSL failure, not the input).
     case sealingFailed(String)
+    /// Nothing sent, by rule: a Live Activity job's iOS device without the token it needs,
+    /// or its Android device without `android_fallback`. Counted apart from deliveries.
+    case skipped(LiveActivitySkip)
 
     /// The `outcome` label of `pushd_deliveries_total`.
     var label: String {
@@ -17,13 +20,14 @@ enum DeviceOutcome: Sendable, Equatable {
         case .sent(let outcome): outcome.label
         case .keyInvalid: "key_invalid"
         case .sealingFailed: "rejected"
+        case .skipped: "skipped"
         }
     }
 
     /// A short reason for logs (never private data).
     var problem: String? {
         switch self {
-        case .sent(.delivered): nil
+        case .sent(.delivered), .skipped: nil
         case .sent(let outcome): "\(outcome.label): \(outcome.reason)"
         case .keyInvalid(let error): "key_invalid: \(error)"
         case .sealingFailed(let why): "rejected: encryption failed: \(why)"

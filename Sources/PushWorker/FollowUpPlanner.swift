@@ -20,18 +20,21 @@ struct FollowUpPlanner: Sendable {
             switch result.outcome {
             case .sent(.invalidToken(let reason, let invalidSince)):
                 followUps.append(.tokenInvalid(TokenInvalidEvent(
-                    device: result.device, reason: reason, invalidSince: invalidSince, jobID: jobID, occurredAt: now)))
+                    device: result.device, reason: reason, invalidSince: invalidSince, jobID: jobID, occurredAt: now)
+                    .naming(accepted.job.liveActivity, platform: result.device.platform)))
             case .sent(.retryLater(_, let retryAfter)):
                 retryDevices.append(result.device.id)
                 if let retryAfter, retryAfter > (longestRetryAfter ?? .zero) { longestRetryAfter = retryAfter }
             case .keyInvalid(let error):
                 followUps.append(.keyInvalid(KeyInvalidEvent(
                     device: result.device, reason: error.description, jobID: jobID, occurredAt: now)))
-            case .sent(.delivered), .sent(.rejected), .sent(.configurationError), .sealingFailed:
+            case .sent(.delivered), .sent(.rejected), .sent(.configurationError), .sealingFailed, .skipped:
                 break
             }
         }
         guard !retryDevices.isEmpty else { return followUps }
+        // A broadcast has no device (its stand-in has id 0): its retry names none.
+        let retryIDs = retryDevices.filter { $0 > 0 }
 
         let attempts = accepted.attempt
         switch retryPolicy.decide(
@@ -39,10 +42,10 @@ struct FollowUpPlanner: Sendable {
             retryAfter: longestRetryAfter, now: now)
         {
         case .retry(let tier, let attempt):
-            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
+            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
             followUps.append(.retry(state, tier: tier))
         case .giveUp(let why):
-            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
+            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
             followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
         }
         return followUps

@@ -15,12 +15,12 @@ final class JobProcessor: Sendable {
         var deliveries: Int
     }
 
-    private let registry: DeviceRegistry
-    private let router: DeliveryRouter
-    private let keys: PublicKeyCache
+    let registry: DeviceRegistry
+    let router: DeliveryRouter
+    let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
-    private let metrics: WorkerMetrics
+    let metrics: WorkerMetrics
 
     init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
         self.registry = registry
@@ -33,9 +33,10 @@ final class JobProcessor: Sendable {
 
     /// One result per device; a failed device lookup throws (the job goes back to the queue).
     func deliver(_ accepted: AcceptedJob) async throws(StoreError) -> [DeviceResult] {
+        if let activity = accepted.job.liveActivity { return try await deliverLiveActivity(accepted, activity) }
         let devices = try await resolveDevices(accepted)
         let context = JobContext(accepted)
-        return await deliverAll(devices, context: context)
+        return await deliverAll(devices) { device in await self.deliver(to: device, context: context) }
     }
 
     private func resolveDevices(_ accepted: AcceptedJob) async throws(StoreError) -> [Device] {
@@ -50,7 +51,8 @@ final class JobProcessor: Sendable {
         }
     }
 
-    private func deliverAll(_ devices: [Device], context: JobContext) async -> [DeviceResult] {
+    /// Runs `deliver` for every device, a bounded number at once.
+    func deliverAll(_ devices: [Device], _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome) async -> [DeviceResult] {
         await withTaskGroup(of: DeviceResult.self) { group in
             for device in devices {
                 // Bounds the tasks alive at once, not only the requests: a 10,000-device job
@@ -62,7 +64,7 @@ final class JobProcessor: Sendable {
                         metrics.deliveriesInFlight.add(-1)
                         deliveryPermits.release()
                     }
-                    return DeviceResult(device: device, outcome: await deliver(to: device, context: context))
+                    return DeviceResult(device: device, outcome: await deliver(device))
                 }
             }
             var results: [DeviceResult] = []
@@ -72,7 +74,7 @@ final class JobProcessor: Sendable {
         }
     }
 
-    private func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
+    func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
         // Seal for this device (fallback only for a legacy device or a content-free job).
         var envelope: String?
         if let publicKey = device.publicKey, let plaintext = context.plaintext {
@@ -94,7 +96,7 @@ final class JobProcessor: Sendable {
 
     /// Sealing is CPU work: it runs on the cooperative pool, a bounded number at once, so a
     /// large job cannot starve everything else of threads.
-    private func seal(_ plaintext: [UInt8], for key: DevicePublicKey, keyID: String?) async throws -> String {
+    func seal(_ plaintext: [UInt8], for key: DevicePublicKey, keyID: String?) async throws -> String {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }
         let started = ContinuousClock.now

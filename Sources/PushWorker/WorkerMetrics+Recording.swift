@@ -6,6 +6,10 @@ extension WorkerMetrics {
     /// when it is settled for good.
     func record(_ results: [DeviceResult], followUps: [FollowUp]) {
         for result in results {
+            if case .skipped(let skip) = result.outcome {
+                liveActivitySkipped.increment(skip.reason.rawValue, skip.event.rawValue)
+                continue
+            }
             deliveries.increment(result.device.platform.rawValue, result.outcome.label)
         }
         for followUp in followUps {

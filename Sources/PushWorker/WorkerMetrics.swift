@@ -13,6 +13,7 @@ public struct WorkerMetrics: Sendable {
     let deliveriesInFlight: Gauge
     let encryptionSeconds: Histogram
     let deliverySeconds: Histogram
+    let liveActivitySkipped: Counter
 
     public init(registry: MetricsRegistry = MetricsRegistry()) {
         self.registry = registry
@@ -30,5 +31,9 @@ public struct WorkerMetrics: Sendable {
         encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")
         deliverySeconds = registry.histogram(
             "pushd_delivery_seconds", help: "Time from sending a push to its answer, by platform.", labels: ["platform"])
+        liveActivitySkipped = registry.counter(
+            "pushd_liveactivity_skipped_total",
+            help: "Devices of Live Activity jobs sent nothing: no_token (no push-to-start or update token), android (no android_fallback).",
+            labels: ["reason", "event"])
     }
 }

@@ -8,7 +8,7 @@ import PushCommandLine
 struct Pushd {
     static let subcommands: [any Subcommand.Type] = [
         KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, BenchCommand.self,
-        MigrateCommand.self, DeviceCommand.self, WorkerCommand.self, CleanupCommand.self, EnqueueCommand.self,
+        MigrateCommand.self, DeviceCommand.self, ChannelCommand.self, WorkerCommand.self, CleanupCommand.self, EnqueueCommand.self,
         PhoneCommand.self,
     ]
 

@@ -65,7 +65,7 @@ struct SchemaExampleTests {
 
     static func files(_ directory: URL) throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-            .filter { $0.lastPathComponent.hasPrefix("job.") && $0.pathExtension == "json" }
+            .filter { ($0.lastPathComponent.hasPrefix("job.") || $0.lastPathComponent.hasPrefix("liveactivity.")) && $0.pathExtension == "json" }
     }
 
     @Test("every valid job example in Schemas/ decodes")

@@ -74,7 +74,7 @@ struct ClusterFaultTests {
                 workerURLs = [fromLeader, others + [leaderIndex]].map { order in order.map { urls[$0] }.joined(separator: ",") }
             }
             let workers = try workerURLs.enumerated().map { index, url in
-                try fixture.startWorker("worker-\(index + 1)", overriding: ["PUSHD_AMQP_URL": url])
+                try fixture.startWorker("worker-\(index + 1)", environment: ["PUSHD_AMQP_URL": url])
             }
 
             let recipients = Array(Set(devices.map(\.recipient))).sorted()

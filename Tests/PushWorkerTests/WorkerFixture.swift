@@ -127,18 +127,18 @@ final class WorkerFixture: @unchecked Sendable {
         ]) { $1 }
     }
 
-    /// A `pushd worker` with the fixture's environment, `overriding` some of it.
-    func startWorker(_ label: String = "worker", overriding: [String: String] = [:]) throws -> PushdProcess {
-        try start(["worker"], logName: label, overriding: overriding)
+    /// A `pushd worker` with the fixture's environment plus `extra` (which wins).
+    func startWorker(_ label: String = "worker", environment extra: [String: String] = [:]) throws -> PushdProcess {
+        try start(["worker"], logName: label, extra: extra)
     }
 
     func startCleanup() throws -> PushdProcess {
         try start(["cleanup"], logName: "cleanup")
     }
 
-    private func start(_ arguments: [String], logName: String, overriding: [String: String] = [:]) throws -> PushdProcess {
+    private func start(_ arguments: [String], logName: String, extra: [String: String] = [:]) throws -> PushdProcess {
         let process = try PushdProcess(
-            arguments, environment: environment.merging(overriding) { $1 }, logFile: directory.appendingPathComponent("\(logName).log"))
+            arguments, environment: environment.merging(extra) { $1 }, logFile: directory.appendingPathComponent("\(logName).log"))
         processes.update { $0.append(process) }
         return process
     }

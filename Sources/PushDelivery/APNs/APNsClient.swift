@@ -30,10 +30,10 @@ public final class APNsClient: Service {
         }
     }
 
-    private let configuration: Configuration
-    private let http: HTTP2Client
-    private let tokens: APNsTokenProvider
-    private let firstRequest = FirstSuccessGate()
+    let configuration: Configuration
+    let http: HTTP2Client
+    let tokens: APNsTokenProvider
+    let firstRequest = FirstSuccessGate()
     private let logger: Logger
 
     public init(

@@ -203,6 +203,9 @@ final class CurlMultiLoop: Sendable {
         switch request.method {
         case .get:
             set(CURLOPT_HTTPGET, 1)
+        case .delete:
+            // Handles are reset before reuse, so the custom method does not outlive this request.
+            set(CURLOPT_CUSTOMREQUEST, "DELETE")
         case .post:
             set(CURLOPT_POST, 1)
             set(CURLOPT_POSTFIELDSIZE_LARGE, request.body.count)

@@ -3,6 +3,8 @@ public struct HTTPRequest: Sendable {
     public enum Method: String, Sendable {
         case get = "GET"
         case post = "POST"
+        /// APNs channel management deletes channels.
+        case delete = "DELETE"
     }
 
     public var method: Method

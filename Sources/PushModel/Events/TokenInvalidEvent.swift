@@ -22,10 +22,16 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
     /// APNs's 410 timestamp: a token re-registered after it is kept.
     public var invalidSince: Date?
     public var jobID: String?
+    /// nil: the device's token (`token_kind` absent or `device`); else a Live Activity token,
+    /// pruned without touching the device.
+    public var tokenKind: LiveActivity.TokenKind?
+    /// The activity whose update token it is (`activity_update` only; informational).
+    public var activityID: String?
 
     public init(
         eventID: String = UUID().uuidString.lowercased(), occurredAt: Date, platform: Platform, appID: String,
-        environment: PushEnvironment?, deviceID: Int64?, token: String, reason: String, invalidSince: Date?, jobID: String?
+        environment: PushEnvironment?, deviceID: Int64?, token: String, reason: String, invalidSince: Date?, jobID: String?,
+        tokenKind: LiveActivity.TokenKind? = nil, activityID: String? = nil
     ) {
         self.eventID = eventID
         self.occurredAt = occurredAt
@@ -37,6 +43,8 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
         self.reason = reason
         self.invalidSince = invalidSince
         self.jobID = jobID
+        self.tokenKind = tokenKind
+        self.activityID = tokenKind == .activityUpdate ? activityID : nil
     }
 
     /// The event for a device whose token the provider refused.
@@ -50,6 +58,7 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
         case version, event
         case eventID = "event_id", occurredAt = "occurred_at", platform, appID = "app_id", environment
         case deviceID = "device_id", token, reason, invalidSince = "invalid_since", jobID = "job_id"
+        case tokenKind = "token_kind", activityID = "activity_id"
     }
 
     /// Refuses another event type, an empty token or an empty app id: nothing to prune.
@@ -67,6 +76,18 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
         reason = try container.decodeIfPresent(String.self, forKey: .reason) ?? ""
         invalidSince = try EventCoding.decodeDateIfPresent(container, .invalidSince)
         jobID = try container.decodeIfPresent(String.self, forKey: .jobID)
+        let kind = try container.decodeIfPresent(String.self, forKey: .tokenKind) ?? "device"
+        if kind == "device" {
+            tokenKind = nil
+        } else if let liveActivityKind = LiveActivity.TokenKind(rawValue: kind) {
+            guard platform == .ios else {
+                throw DecodingError.dataCorruptedError(forKey: .tokenKind, in: container, debugDescription: "Live Activity tokens are iOS only")
+            }
+            tokenKind = liveActivityKind
+        } else {
+            throw DecodingError.dataCorruptedError(forKey: .tokenKind, in: container, debugDescription: "unknown token_kind \(kind)")
+        }
+        activityID = try container.decodeIfPresent(String.self, forKey: .activityID)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -79,5 +100,7 @@ public struct TokenInvalidEvent: PushEvent, Hashable {
         try container.encode(reason, forKey: .reason)
         try container.encodeIfPresent(invalidSince.map(RFC3339.string(from:)), forKey: .invalidSince)
         try container.encodeIfPresent(jobID, forKey: .jobID)
+        try container.encodeIfPresent(tokenKind?.rawValue, forKey: .tokenKind)
+        try container.encodeIfPresent(activityID, forKey: .activityID)
     }
 }

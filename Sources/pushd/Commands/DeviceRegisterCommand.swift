@@ -8,7 +8,7 @@ import PushStore
 /// key, for scripts and demos. Backends in other languages call `pushd_register_device`.
 enum DeviceCommand: Subcommand {
     static let name = "device"
-    static let summary = "register a device's push token and public key: device register"
+    static let summary = "register devices and Live Activity tokens: device register | push-to-start | activity-token | end-activity"
     static let help = """
         usage: pushd device register --recipient ID --platform ios|android --app APP
                                      [--environment sandbox|production] --token TOKEN
@@ -26,11 +26,13 @@ enum DeviceCommand: Subcommand {
                              RSA key of at least 2048 bits. Without it the device only gets
                              the fallback text.
           --database-url     default: $PUSHD_DATABASE_URL
-        """
+
+        """ + liveActivityHelp
 
     static func run(_ arguments: [String]) async throws(CLIError) {
+        if let action = arguments.first, try await runLiveActivity(action, Array(arguments.dropFirst())) { return }
         guard arguments.first == "register" else {
-            throw .usage("device needs an action: register")
+            throw .usage("device needs an action: register, push-to-start, activity-token or end-activity")
         }
         let parsed = try ParsedArguments(
             Array(arguments.dropFirst()),
