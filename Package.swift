@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport"]),
+            dependencies: ["PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport", "PushWorker"]),
         // The worker's pure parts (intake, planner, retry policy): no servers needed.
         .testTarget(name: "PushWorkerUnitTests", dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),

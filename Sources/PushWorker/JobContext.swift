@@ -19,6 +19,7 @@ struct JobContext: Sendable {
         apnsTemplate = APNsPayloadTemplate(job: job)
         let ttlLeft = expiresAt.map { Int64(max(0, $0.timeIntervalSinceNow.rounded(.down))) }
         fcmTemplate = FCMMessageTemplate(
-            job: job, priority: job.delivery.priority == .high ? .high : .normal, collapseKey: collapseID, ttlSeconds: ttlLeft)
+            job: job, priority: job.delivery.priority == .high ? .high : .normal, collapseKey: job.delivery.collapseID,
+            ttlSeconds: ttlLeft, notificationTag: collapseID)
     }
 }

@@ -236,7 +236,10 @@ final class WorkerFixture: @unchecked Sendable {
 
     struct Received {
         let token: String
+        /// `apns-collapse-id` (iOS) or the notification tag (Android).
         let collapseID: String?
+        /// FCM's `android.collapse_key`.
+        let collapseKey: String?
         let body: [String: Any]
     }
 
@@ -248,8 +251,11 @@ final class WorkerFixture: @unchecked Sendable {
             let headers = record["headers"] as? [String: Any]
             let message = body["message"] as? [String: Any]
             let android = message?["android"] as? [String: Any]
-            let collapse = headers?["apns-collapse-id"] as? String ?? android?["collapse_key"] as? String
-            return Received(token: token, collapseID: collapse, body: body)
+            let data = message?["data"] as? [String: Any]
+            // iOS: apns-collapse-id; Android: expo-notifications' `tag` (the collapse key only
+            // when the job asked for one).
+            let collapse = headers?["apns-collapse-id"] as? String ?? data?["tag"] as? String
+            return Received(token: token, collapseID: collapse, collapseKey: android?["collapse_key"] as? String, body: body)
         }
     }
 
