@@ -127,6 +127,9 @@ extension NotificationJob {
             let attempt = try retry.int("attempt")
             guard attempt >= 1 else { throw JobValidationError("retry.attempt", "must be 1 or more") }
             let deviceIDs = try retry.optionalIntArray("device_ids") ?? []
+            guard deviceIDs.count <= NotificationJob.maximumRetryDevices else {
+                throw JobValidationError("retry.device_ids", "has \(deviceIDs.count) entries; at most \(NotificationJob.maximumRetryDevices)")
+            }
             let firstText = try retry.string("first_attempt_at", maxBytes: 64)
             guard let first = RFC3339.date(from: firstText) else {
                 throw JobValidationError("retry.first_attempt_at", "must be an RFC 3339 timestamp")

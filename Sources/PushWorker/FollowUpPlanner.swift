@@ -39,12 +39,24 @@ struct FollowUpPlanner: Sendable {
             retryAfter: longestRetryAfter, now: now)
         {
         case .retry(let tier, let attempt):
-            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
-            followUps.append(.retry(state, tier: tier))
+            for chunk in Self.chunks(retryDevices) {
+                let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: chunk)
+                followUps.append(.retry(state, tier: tier))
+            }
         case .giveUp(let why):
-            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryDevices)
-            followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
+            for chunk in Self.chunks(retryDevices) {
+                let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: chunk)
+                followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
+            }
         }
         return followUps
+    }
+
+    /// Retry state is bounded per message (`NotificationJob.maximumRetryDevices` ids), so a
+    /// retry's body stays within what intake accepts however many devices failed.
+    static func chunks(_ ids: [Int64]) -> [[Int64]] {
+        stride(from: 0, to: ids.count, by: NotificationJob.maximumRetryDevices).map {
+            Array(ids[$0..<min($0 + NotificationJob.maximumRetryDevices, ids.count)])
+        }
     }
 }

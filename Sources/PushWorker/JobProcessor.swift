@@ -13,6 +13,27 @@ final class JobProcessor: Sendable {
         var encryptions: Int
         /// Pushes in flight at once across all jobs of this worker.
         var deliveries: Int
+        /// Devices one recipient may have per job (the most recently registered win).
+        var devicesPerRecipient: Int = 20
+        /// Recipients (or device ids) resolved and delivered at a time, so a worker's memory
+        /// does not grow with the size of a job.
+        var batch: Int = 500
+    }
+
+    /// Why a job's delivery stopped before every device was attempted; the job goes back to
+    /// the queue, never acked.
+    enum Interruption: Error, CustomStringConvertible {
+        /// The device lookup failed (the database is down).
+        case lookup(StoreError)
+        /// The worker is stopping (cancelled, or its shutdown timed out).
+        case cancelled
+
+        var description: String {
+            switch self {
+            case .lookup(let error): "device lookup failed: \(error)"
+            case .cancelled: "cancelled before every device was attempted"
+            }
+        }
     }
 
     private let registry: DeviceRegistry
@@ -20,6 +41,7 @@ final class JobProcessor: Sendable {
     private let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
+    private let limits: Limits
     private let metrics: WorkerMetrics
 
     init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
@@ -28,25 +50,55 @@ final class JobProcessor: Sendable {
         self.keys = keys
         self.encryptionPermits = AsyncSemaphore(permits: max(1, limits.encryptions))
         self.deliveryPermits = AsyncSemaphore(permits: max(1, limits.deliveries))
+        self.limits = limits
         self.metrics = metrics
     }
 
-    /// One result per device; a failed device lookup throws (the job goes back to the queue).
-    func deliver(_ accepted: AcceptedJob) async throws(StoreError) -> [DeviceResult] {
-        let devices = try await resolveDevices(accepted)
+    /// One result per device attempted. Devices are resolved and delivered in batches of
+    /// `limits.batch` recipients (or device ids); a failed lookup or a cancellation throws,
+    /// and the job goes back to the queue rather than being acked with devices unattempted.
+    func deliver(_ accepted: AcceptedJob) async throws(Interruption) -> [DeviceResult] {
         let context = JobContext(accepted)
-        return await deliverAll(devices, context: context)
+        var results: [DeviceResult] = []
+        for batch in Self.batches(of: accepted, size: max(1, limits.batch)) {
+            let devices: [Device]
+            do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
+            let delivered = await deliverAll(devices, context: context)
+            // A cancelled worker may have skipped devices or cut sends short: never ack that.
+            guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
+            // Keys are not needed after sending: results keep only what the planner reads.
+            results += delivered.map { DeviceResult(device: $0.device.withoutPublicKey, outcome: $0.outcome) }
+        }
+        return results
     }
 
-    private func resolveDevices(_ accepted: AcceptedJob) async throws(StoreError) -> [Device] {
-        let job = accepted.job
-        let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
-        if let ids = accepted.retryDeviceIDs {
-            return try await registry.devices(ids: ids, in: app)
+    enum Batch: Equatable {
+        case recipients([String])
+        case devices([Int64])
+    }
+
+    /// The job's addressees in batches: the retry's devices, else its recipients or device ids.
+    static func batches(of accepted: AcceptedJob, size: Int) -> [Batch] {
+        func split<T>(_ items: [T], _ make: ([T]) -> Batch) -> [Batch] {
+            stride(from: 0, to: items.count, by: size).map { make(Array(items[$0..<min($0 + size, items.count)])) }
         }
-        switch job.recipients {
-        case .recipientIDs(let ids): return try await registry.devices(forRecipients: ids, in: app)
-        case .deviceIDs(let ids): return try await registry.devices(ids: ids, in: app)
+        if let ids = accepted.retryDeviceIDs { return split(ids, Batch.devices) }
+        switch accepted.job.recipients {
+        case .recipientIDs(let ids): return split(ids, Batch.recipients)
+        case .deviceIDs(let ids): return split(ids, Batch.devices)
+        }
+    }
+
+    private func resolve(_ batch: Batch, job: NotificationJob) async throws(StoreError) -> [Device] {
+        let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
+        switch batch {
+        case .devices(let ids):
+            return try await registry.devices(ids: ids, in: app)
+        case .recipients(let ids):
+            let (devices, capped) = try await registry.devices(
+                forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient))
+            if !capped.isEmpty { metrics.recipientsCapped.increment(by: Double(capped.count)) }
+            return devices
         }
     }
 
@@ -115,7 +167,7 @@ final class JobProcessor: Sendable {
             deviceToken: device.token, bundleID: device.appID,
             environment: device.environment == .sandbox ? .sandbox : .production,
             pushType: .alert, priority: context.job.delivery.priority == .high ? .immediate : .conservesPower,
-            expiration: context.expiresAt.map { Int64($0.timeIntervalSince1970) }, collapseID: context.collapseID,
+            expiration: context.apnsExpiration, collapseID: context.collapseID,
             payload: payload)
         return await client.send(notification)
     }

@@ -27,7 +27,9 @@ public struct WorkerAssembly: Sendable {
         let router = try makeRouter(configuration, logger: logger)
         let processor = JobProcessor(
             registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
-            limits: .init(encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries),
+            limits: .init(
+                encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
+                devicesPerRecipient: configuration.maxDevicesPerRecipient),
             metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))

@@ -35,6 +35,9 @@ public struct WorkerConfiguration: Sendable {
     /// nil disables the metrics endpoint.
     public var metricsPort: Int? = 9464
     public var maxAttempts = 8
+    /// Devices one recipient may have per job; the most recently registered win, and
+    /// `pushd_recipients_capped_total` counts the recipients that had more.
+    public var maxDevicesPerRecipient = 20
     public var maxAgeSeconds = 86_400
     public var shutdownTimeoutSeconds = 30
     public var cleanupBatchSize = 200
@@ -76,6 +79,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.metricsHost = reader.string("metrics_host", env: "PUSHD_METRICS_HOST") ?? "0.0.0.0"
         let metricsPort = reader.int("metrics_port", env: "PUSHD_METRICS_PORT", range: 0...65535) ?? 9464
         configuration.metricsPort = metricsPort == 0 ? nil : metricsPort
+        configuration.maxDevicesPerRecipient = reader.int(
+            "max_devices_per_recipient", env: "PUSHD_MAX_DEVICES_PER_RECIPIENT", range: 1...10_000) ?? 20
         configuration.maxAttempts = reader.int("max_attempts", env: "PUSHD_MAX_ATTEMPTS", range: 1...100) ?? 8
         configuration.maxAgeSeconds = reader.int("max_age_seconds", env: "PUSHD_MAX_AGE_SECONDS", range: 1...2_419_200) ?? 86_400
         configuration.shutdownTimeoutSeconds = reader.int("shutdown_timeout_seconds", env: "PUSHD_SHUTDOWN_TIMEOUT_SECONDS", range: 1...3600) ?? 30

@@ -9,6 +9,7 @@ public struct WorkerMetrics: Sendable {
     let eventsPublished: Counter
     let retries: Counter
     let deadLetters: Counter
+    let recipientsCapped: Counter
     let jobsInFlight: Gauge
     let deliveriesInFlight: Gauge
     let encryptionSeconds: Histogram
@@ -25,6 +26,9 @@ public struct WorkerMetrics: Sendable {
         eventsPublished = registry.counter("pushd_events_published_total", help: "Events published, by type.", labels: ["event"])
         retries = registry.counter("pushd_retries_total", help: "Retry jobs published, by tier.", labels: ["tier"])
         deadLetters = registry.counter("pushd_dead_letters_total", help: "Messages dead-lettered by the worker, by cause.", labels: ["cause"])
+        recipientsCapped = registry.counter(
+            "pushd_recipients_capped_total",
+            help: "Recipients with more devices than max_devices_per_recipient; only the most recently registered were sent to.")
         jobsInFlight = registry.gauge("pushd_jobs_in_flight", help: "Jobs being processed now.")
         deliveriesInFlight = registry.gauge("pushd_deliveries_in_flight", help: "Pushes being encrypted or sent now.")
         encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")

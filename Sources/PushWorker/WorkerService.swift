@@ -37,28 +37,46 @@ public final class WorkerService: Service {
         self.logger = logger
     }
 
-    /// Consumes until `shutdown`, then stops taking jobs, finishes those in flight (their
-    /// follow-ups confirmed and acks sent) and returns.
+    /// Consumes the producers' jobs queue and the workers' retries queue until `shutdown`,
+    /// then stops taking jobs, finishes those in flight (their follow-ups confirmed and acks
+    /// sent) and returns.
     public func run(shutdown: ShutdownSignal) async throws {
-        let queue = topology.jobsQueue
-        let consumer = try await consumerConnection.consume(queue: queue, prefetch: prefetch)
-        logger.info("worker consuming", ["queue": .string(queue), "prefetch": .int(Int(prefetch))])
-        let stopper = Task {
+        let queues = [topology.jobsQueue, topology.retriesQueue]
+        var consumers: [QueueConsumer] = []
+        for queue in queues {
+            consumers.append(try await consumerConnection.consume(queue: queue, prefetch: prefetch))
+        }
+        logger.info("worker consuming", ["queues": .string(queues.joined(separator: ",")), "prefetch": .int(Int(prefetch))])
+        let stopper = Task { [consumers] in
             await shutdown.wait()
             logger.info("worker draining: no new jobs, finishing those in flight")
-            await consumer.cancel()
+            for consumer in consumers { await consumer.cancel() }
         }
         defer { stopper.cancel() }
-        var failure: (any Error)?
-        await withTaskGroup(of: Void.self) { group in
-            do {
-                for try await message in consumer {
-                    group.addTask { await self.handle(message) }
+        let all = consumers
+        let failure = await withTaskGroup(of: (any Error)?.self) { group -> (any Error)? in
+            for consumer in all {
+                let source: JobIntake.Source = consumer.queue == topology.retriesQueue ? .retries : .producers
+                group.addTask { [all] in
+                    await withTaskGroup(of: Void.self) { jobs -> (any Error)? in
+                        var failure: (any Error)?
+                        do {
+                            for try await message in consumer {
+                                jobs.addTask { await self.handle(message, source: source) }
+                            }
+                        } catch {
+                            failure = error
+                            // One consumer failing stops the other: the service fails as a whole.
+                            for other in all where other.consumerTag != consumer.consumerTag { await other.cancel() }
+                        }
+                        await jobs.waitForAll()
+                        return failure
+                    }
                 }
-            } catch {
-                failure = error
             }
-            await group.waitForAll()
+            var first: (any Error)?
+            for await failure in group where first == nil { first = failure }
+            return first
         }
         if let failure, !shutdown.isTriggered { throw failure }
         logger.info("worker drained")
@@ -66,12 +84,12 @@ public final class WorkerService: Service {
 
     /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
     /// the metrics (a job that goes back to the queue is counted when it is settled for good).
-    private func handle(_ message: QueueMessage) async {
+    private func handle(_ message: QueueMessage, source: JobIntake.Source) async {
         metrics.jobsConsumed.increment()
         metrics.jobsInFlight.add(1)
         defer { metrics.jobsInFlight.add(-1) }
         let accepted: AcceptedJob
-        switch intake.accept(message.body, publishedAt: message.timestamp, now: Date()) {
+        switch intake.accept(message.body, publishedAt: message.timestamp, now: Date(), source: source) {
         case .deadLetter(let reason):
             logger.warning("job dead-lettered", ["reason": .string(reason.description), "message_id": .string(message.messageID ?? "")])
             await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, results: [], refused: true)
@@ -80,14 +98,26 @@ public final class WorkerService: Service {
             accepted = job
         }
         let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
+        if accepted.hasExpired(now: Date()) {
+            // Too late to be of use: not sent, counted, and said why.
+            log.info("job expired before delivery; not sent", ["reason": .string("expires_at has passed")])
+            _ = await message.ack()
+            metrics.jobsCompleted.increment("expired")
+            return
+        }
         let results: [DeviceResult]
         do {
             results = try await processor.deliver(accepted)
         } catch {
-            log.warning("device lookup failed; the job goes back to the queue", ["error": .string("\(error)")])
-            // A dependency (the database) is down: back off briefly so the job does not
-            // spin between the queue and this worker, then hand it back.
-            try? await Task.sleep(for: .seconds(1))
+            switch error {
+            case .cancelled:
+                log.warning("worker stopping before every device was attempted; the job goes back to the queue")
+            case .lookup(let cause):
+                log.warning("device lookup failed; the job goes back to the queue", ["error": .string("\(cause)")])
+                // A dependency (the database) is down: back off briefly so the job does not
+                // spin between the queue and this worker, then hand it back.
+                try? await Task.sleep(for: .seconds(1))
+            }
             _ = await message.nack(requeue: true)
             metrics.jobsCompleted.increment("requeued")
             return

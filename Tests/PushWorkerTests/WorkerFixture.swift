@@ -127,16 +127,17 @@ final class WorkerFixture: @unchecked Sendable {
         ]) { $1 }
     }
 
-    func startWorker(_ label: String = "worker") throws -> PushdProcess {
-        try start(["worker"], logName: label)
+    func startWorker(_ label: String = "worker", environment overrides: [String: String] = [:]) throws -> PushdProcess {
+        try start(["worker"], logName: label, overrides: overrides)
     }
 
     func startCleanup() throws -> PushdProcess {
         try start(["cleanup"], logName: "cleanup")
     }
 
-    private func start(_ arguments: [String], logName: String) throws -> PushdProcess {
-        let process = try PushdProcess(arguments, environment: environment, logFile: directory.appendingPathComponent("\(logName).log"))
+    private func start(_ arguments: [String], logName: String, overrides: [String: String] = [:]) throws -> PushdProcess {
+        let process = try PushdProcess(
+            arguments, environment: environment.merging(overrides) { $1 }, logFile: directory.appendingPathComponent("\(logName).log"))
         processes.update { $0.append(process) }
         return process
     }
