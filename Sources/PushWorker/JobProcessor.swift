@@ -169,7 +169,18 @@ final class JobProcessor: Sendable {
             pushType: .alert, priority: context.job.delivery.priority == .high ? .immediate : .conservesPower,
             expiration: context.apnsExpiration, collapseID: context.collapseID,
             payload: payload)
-        return await client.send(notification)
+        let checked = await client.sendCheckingEnvironment(notification)
+        if let corrected = checked.correctedEnvironment {
+            await correctEnvironment(of: device, to: corrected == .sandbox ? .sandbox : .production)
+        }
+        return checked.outcome
+    }
+
+    /// The token was accepted in the other APNs environment: record that, so later pushes go
+    /// there first. Best effort: if the update fails, the next push checks again.
+    private func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
+        let changed = try? await registry.correctEnvironment(deviceID: device.id, to: environment)
+        metrics.environmentsCorrected.increment(changed == true ? "corrected" : "unchanged")
     }
 
     private func sendFCM(_ device: Device, envelope: String?, context: JobContext) async -> DeliveryOutcome {

@@ -99,7 +99,8 @@ public struct WorkerAssembly: Sendable {
                 (client: try APNsClient(
                     configuration: .init(
                         teamID: credentials.teamID, keyID: credentials.keyID, privateKeyPEM: credentials.privateKeyPEM,
-                        baseURLOverride: credentials.baseURL, http: http),
+                        baseURLOverride: credentials.baseURL, http: http).withEnvironmentURLs(
+                            production: credentials.productionURL, sandbox: credentials.sandboxURL),
                     logger: logger.with(["component": "apns"])),
                  bundleIDs: credentials.bundleIDs)
             }

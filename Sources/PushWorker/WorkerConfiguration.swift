@@ -13,7 +13,10 @@ public struct WorkerConfiguration: Sendable {
         /// PEM of the `.p8` key, loaded from `key_file` or the variable named by `key_env`.
         public var privateKeyPEM: String
         public var bundleIDs: [String]
+        /// Both environments' host (the emulator); each of the two below wins for its own.
         public var baseURL: String?
+        public var productionURL: String?
+        public var sandboxURL: String?
     }
 
     public struct FCMCredentials: Sendable {

@@ -10,6 +10,7 @@ public struct WorkerMetrics: Sendable {
     let retries: Counter
     let deadLetters: Counter
     let recipientsCapped: Counter
+    let environmentsCorrected: Counter
     let jobsInFlight: Gauge
     let deliveriesInFlight: Gauge
     let encryptionSeconds: Histogram
@@ -29,6 +30,10 @@ public struct WorkerMetrics: Sendable {
         recipientsCapped = registry.counter(
             "pushd_recipients_capped_total",
             help: "Recipients with more devices than max_devices_per_recipient; only the most recently registered were sent to.")
+        environmentsCorrected = registry.counter(
+            "pushd_apns_environment_corrections_total",
+            help: "iOS tokens refused as BadDeviceToken in their registered environment and accepted in the other (corrected, or unchanged when the update did not apply).",
+            labels: ["result"])
         jobsInFlight = registry.gauge("pushd_jobs_in_flight", help: "Jobs being processed now.")
         deliveriesInFlight = registry.gauge("pushd_deliveries_in_flight", help: "Pushes being encrypted or sent now.")
         encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")
