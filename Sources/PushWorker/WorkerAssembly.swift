@@ -25,8 +25,9 @@ public struct WorkerAssembly: Sendable {
         let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
         let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
         let router = try makeRouter(configuration, logger: logger)
+        let registry = DeviceRegistry(pool: pool)
         let processor = JobProcessor(
-            registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
+            registry: registry, router: router, keys: PublicKeyCache(),
             limits: .init(
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
                 devicesPerRecipient: configuration.maxDevicesPerRecipient),
@@ -36,7 +37,7 @@ public struct WorkerAssembly: Sendable {
         let worker = WorkerService(
             consumerConnection: consumer, publisherConnection: publisher, intake: JobIntake(), processor: processor,
             planner: planner, topology: topology, prefetch: UInt16(configuration.prefetch), metrics: metrics,
-            logger: logger.with(["component": "worker"]))
+            logger: logger.with(["component": "worker"]), dependencyProbe: { await registry.isReachable() })
         var services: [any Service] = []
         if let port = configuration.metricsPort {
             services.append(MetricsServer(

@@ -21,11 +21,17 @@ public final class WorkerService: Service {
     private let prefetch: UInt16
     private let metrics: WorkerMetrics
     private let logger: Logger
+    /// Closed while PostgreSQL is unreachable: consumption pauses, held jobs wait.
+    let gate = DependencyGate()
+    /// Whether the dependencies answer again (the registry's `SELECT 1`).
+    private let dependencyProbe: @Sendable () async -> Bool
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
-        planner: FollowUpPlanner, topology: Topology, prefetch: UInt16, metrics: WorkerMetrics, logger: Logger
+        planner: FollowUpPlanner, topology: Topology, prefetch: UInt16, metrics: WorkerMetrics, logger: Logger,
+        dependencyProbe: @escaping @Sendable () async -> Bool
     ) {
+        self.dependencyProbe = dependencyProbe
         self.consumerConnection = consumerConnection
         self.publisherConnection = publisherConnection
         self.intake = intake
@@ -39,8 +45,24 @@ public final class WorkerService: Service {
 
     /// Consumes the producers' jobs queue and the workers' retries queue until `shutdown`,
     /// then stops taking jobs, finishes those in flight (their follow-ups confirmed and acks
-    /// sent) and returns.
+    /// sent) and returns. While PostgreSQL is down it takes no new jobs (the consumers are
+    /// cancelled, nothing is requeued) and resumes once the database answers again.
     public func run(shutdown: ShutdownSignal) async throws {
+        while !shutdown.isTriggered {
+            if let failure = try await consumeUntilPaused(shutdown: shutdown), !shutdown.isTriggered { throw failure }
+            guard !shutdown.isTriggered else { break }
+            // Paused: the jobs held during the outage have been delivered already (they waited
+            // for the gate); wait for it before taking new ones.
+            await Self.first(of: { await self.gate.waitUntilOpen() }, { await shutdown.wait() })
+            if !shutdown.isTriggered { logger.info("PostgreSQL answers again; consuming resumes") }
+        }
+        logger.info("worker drained")
+    }
+
+    /// One round of consuming: until shutdown, or until an outage closes the gate (then the
+    /// consumers are cancelled and the held jobs finish once it reopens). Returns a
+    /// consumer's failure, if any.
+    private func consumeUntilPaused(shutdown: ShutdownSignal) async throws -> (any Error)? {
         let queues = [topology.jobsQueue, topology.retriesQueue]
         var consumers: [QueueConsumer] = []
         for queue in queues {
@@ -49,10 +71,20 @@ public final class WorkerService: Service {
         logger.info("worker consuming", ["queues": .string(queues.joined(separator: ",")), "prefetch": .int(Int(prefetch))])
         let stopper = Task { [consumers] in
             await shutdown.wait()
+            guard !Task.isCancelled else { return }
             logger.info("worker draining: no new jobs, finishing those in flight")
             for consumer in consumers { await consumer.cancel() }
         }
-        defer { stopper.cancel() }
+        let pauser = Task { [consumers] in
+            await gate.waitUntilClosed()
+            guard !Task.isCancelled else { return }
+            logger.warning("PostgreSQL is unreachable: consuming paused, held jobs wait for it")
+            for consumer in consumers { await consumer.cancel() }
+        }
+        defer {
+            stopper.cancel()
+            pauser.cancel()
+        }
         let all = consumers
         let failure = await withTaskGroup(of: (any Error)?.self) { group -> (any Error)? in
             for consumer in all {
@@ -62,7 +94,7 @@ public final class WorkerService: Service {
                         var failure: (any Error)?
                         do {
                             for try await message in consumer {
-                                jobs.addTask { await self.handle(message, source: source) }
+                                jobs.addTask { await self.handle(message, source: source, shutdown: shutdown) }
                             }
                         } catch {
                             failure = error
@@ -78,13 +110,22 @@ public final class WorkerService: Service {
             for await failure in group where first == nil { first = failure }
             return first
         }
-        if let failure, !shutdown.isTriggered { throw failure }
-        logger.info("worker drained")
+        return failure
+    }
+
+    /// Waits for whichever of two waits returns first (both must return when cancelled).
+    static func first(of one: @escaping @Sendable () async -> Void, _ other: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await one() }
+            group.addTask { await other() }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
     /// the metrics (a job that goes back to the queue is counted when it is settled for good).
-    private func handle(_ message: QueueMessage, source: JobIntake.Source) async {
+    private func handle(_ message: QueueMessage, source: JobIntake.Source, shutdown: ShutdownSignal) async {
         metrics.jobsConsumed.increment()
         metrics.jobsInFlight.add(1)
         defer { metrics.jobsInFlight.add(-1) }
@@ -105,26 +146,57 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("expired")
             return
         }
-        let results: [DeviceResult]
-        do {
-            results = try await processor.deliver(accepted)
-        } catch {
-            switch error {
-            case .cancelled:
-                log.warning("worker stopping before every device was attempted; the job goes back to the queue")
-            case .lookup(let cause):
-                log.warning("device lookup failed; the job goes back to the queue", ["error": .string("\(cause)")])
-                // A dependency (the database) is down: back off briefly so the job does not
-                // spin between the queue and this worker, then hand it back.
-                try? await Task.sleep(for: .seconds(1))
-            }
-            _ = await message.nack(requeue: true)
-            metrics.jobsCompleted.increment("requeued")
-            return
-        }
+        guard let results = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
         let followUps = planner.plan(results, for: accepted, now: Date())
         Self.log(results, followUps, to: log)
         await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+    }
+
+    /// Delivers, holding the job through a PostgreSQL outage rather than handing it back:
+    /// the gate closes (consumption pauses, a probe watches the database), the job waits for
+    /// it to reopen and tries again. nil when the job went back to the queue (the worker is
+    /// stopping, or the lookup failed for a reason waiting cannot fix).
+    private func deliverHolding(
+        _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
+    ) async -> [DeviceResult]? {
+        while true {
+            let failure: JobProcessor.Interruption
+            do {
+                return try await processor.deliver(accepted)
+            } catch {
+                failure = error
+            }
+            if case .lookup(let cause) = failure, cause.isRetryable, !shutdown.isTriggered, !Task.isCancelled {
+                if gate.close() { startProbe() }
+                log.warning("device lookup failed; the job waits for PostgreSQL", ["error": .string("\(cause)")])
+                await Self.first(of: { await self.gate.waitUntilOpen() }, { await shutdown.wait() })
+                if gate.isOpen && !shutdown.isTriggered && !Task.isCancelled { continue }
+            } else if case .lookup = failure {
+                // Waiting cannot fix it: back off briefly so the job does not spin between the
+                // queue and this worker (the queue's delivery limit ends a poison job).
+                try? await Task.sleep(for: .seconds(1))
+            }
+            log.warning("the job goes back to the queue", ["error": .string("\(failure)")])
+            _ = await message.nack(requeue: true)
+            metrics.jobsCompleted.increment("requeued")
+            return nil
+        }
+    }
+
+    /// Polls the database until it answers, then opens the gate.
+    private func startProbe() {
+        Task { [gate, dependencyProbe, logger] in
+            var attempt = 0
+            while !Task.isCancelled {
+                attempt += 1
+                try? await Task.sleep(for: Backoff(base: .milliseconds(250), cap: .seconds(5)).upperBound(attempt: attempt))
+                if await dependencyProbe() {
+                    logger.info("PostgreSQL answers again", ["probes": .int(attempt)])
+                    gate.open()
+                    return
+                }
+            }
+        }
     }
 
     private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async {

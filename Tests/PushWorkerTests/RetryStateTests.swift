@@ -62,7 +62,7 @@ struct RetryStateTests {
             let id = "\(fixture.prefix)-capped"
             let recipients = Array(Set(devices.map(\.recipient))).sorted()
             _ = try await fixture.publish(fixture.job(id: id, recipients: recipients, title: "Secret"))
-            let done = try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+            let done = await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
                 worker.log.contains("job processed")
             }
             #expect(done)

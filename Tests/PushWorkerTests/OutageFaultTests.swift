@@ -1,0 +1,55 @@
+import Foundation
+import PushModel
+import PushTestSupport
+import Testing
+
+/// A PostgreSQL outage longer than twenty requeue cycles: jobs wait, nothing is
+/// dead-lettered, every device gets its push. Stops the shared test PostgreSQL, so it runs in
+/// the fault stage only (`PUSHD_FAULT_TESTS=1`, like `FaultTests`).
+@Suite("Outage FaultTests: PostgreSQL down for longer than twenty requeue cycles", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["PUSHD_FAULT_TESTS"] == "1"))
+struct OutageFaultTests {
+    @Test("PostgreSQL down for 35 s under a backlog: the worker pauses, no job is dead-lettered, every device gets its push")
+    func longOutage() async throws {
+        try await WorkerFixture.run { fixture in
+            let devices = try await fixture.registerRecipients(100, mix: { _, _ in .normal })
+            let worker = try fixture.startWorker()
+            let recipients = Array(Set(devices.map(\.recipient))).sorted()
+            _ = try await fixture.publish(fixture.job(id: "\(fixture.prefix)-before", recipients: Array(recipients.prefix(10)), title: "Secret"))
+            let started = try await waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try await fixture.received().count >= 40
+            }
+            #expect(started)
+
+            let stopped = try ChildProcess.run("/bin/bash", [FaultTests.services, "pg-stop"])
+            #expect(stopped.status == 0, "pg-stop: \(stopped.errorText)")
+            // A backlog published during the outage.
+            for part in 0..<9 {
+                let slice = Array(recipients[(10 + part * 10)..<(20 + part * 10)])
+                _ = try await fixture.publish(fixture.job(id: "\(fixture.prefix)-during-\(part)", recipients: slice, title: "Secret"))
+            }
+            // Longer than twenty one-second requeue cycles, measured by the worker's own
+            // probing rather than a sleep: wait until it has paused, then for 35 s of outage.
+            let paused = await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                worker.log.contains("consuming paused")
+            }
+            #expect(paused, "the worker paused consuming\n\(worker.log.suffix(2000))")
+            let outageEnds = ContinuousClock.now + .seconds(35)
+            _ = await waitUntil(timeout: .seconds(40), every: .seconds(1)) { ContinuousClock.now >= outageEnds }
+            let restarted = try ChildProcess.run("/bin/bash", [FaultTests.services, "pg-start"])
+            #expect(restarted.status == 0, "pg-start: \(restarted.errorText)")
+
+            let tokens = Set(devices.map(\.token))
+            let all = try await waitUntil(timeout: .seconds(120), every: .milliseconds(250)) {
+                Set(try await fixture.received().map(\.token)).isSuperset(of: tokens)
+            }
+            let missing = tokens.subtracting(try await fixture.received().map(\.token)).count
+            #expect(all, "\(missing) devices never got their push\n\(worker.log.suffix(3000))")
+            let dead = try await fixture.deadLetters(count: 1, timeout: .seconds(3))
+            #expect(dead.isEmpty, "no job was dead-lettered: \(dead.map { $0.headers["x-pushd-reason"]?.stringValue ?? "x-death" })")
+            #expect(worker.log.contains("consuming resumes"))
+            #expect(worker.isRunning)
+            #expect(await worker.terminate(timeout: .seconds(30)) == 0)
+        }
+    }
+}
