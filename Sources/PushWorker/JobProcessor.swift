@@ -54,22 +54,21 @@ final class JobProcessor: Sendable {
         self.metrics = metrics
     }
 
-    /// One result per device attempted. Devices are resolved and delivered in batches of
+    /// What became of every device. Devices are resolved and delivered in batches of
     /// `limits.batch` recipients (or device ids); a failed lookup or a cancellation throws,
     /// and the job goes back to the queue rather than being acked with devices unattempted.
-    func deliver(_ accepted: AcceptedJob) async throws(Interruption) -> [DeviceResult] {
+    func deliver(_ accepted: AcceptedJob) async throws(Interruption) -> DeliveryReport {
         let context = JobContext(accepted)
-        var results: [DeviceResult] = []
+        var report = DeliveryReport()
         for batch in Self.batches(of: accepted, size: max(1, limits.batch)) {
             let devices: [Device]
             do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
             let delivered = await deliverAll(devices, context: context)
             // A cancelled worker may have skipped devices or cut sends short: never ack that.
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
-            // Keys are not needed after sending: results keep only what the planner reads.
-            results += delivered.map { DeviceResult(device: $0.device.withoutPublicKey, outcome: $0.outcome) }
+            for result in delivered { report.add(result) }
         }
-        return results
+        return report
     }
 
     enum Batch: Equatable {

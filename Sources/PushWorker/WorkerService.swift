@@ -133,7 +133,7 @@ public final class WorkerService: Service {
         switch intake.accept(message.body, publishedAt: message.timestamp, now: Date(), source: source) {
         case .deadLetter(let reason):
             logger.warning("job dead-lettered", ["reason": .string(reason.description), "message_id": .string(message.messageID ?? "")])
-            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, results: [], refused: true)
+            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, report: DeliveryReport(), refused: true)
             return
         case .accepted(let job):
             accepted = job
@@ -146,10 +146,10 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("expired")
             return
         }
-        guard let results = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
-        let followUps = planner.plan(results, for: accepted, now: Date())
-        Self.log(results, followUps, to: log)
-        await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+        guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
+        let followUps = planner.plan(report.results, for: accepted, now: Date())
+        Self.log(report, followUps, to: log)
+        await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
     }
 
     /// Delivers, holding the job through a PostgreSQL outage rather than handing it back:
@@ -158,7 +158,7 @@ public final class WorkerService: Service {
     /// stopping, or the lookup failed for a reason waiting cannot fix).
     private func deliverHolding(
         _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
-    ) async -> [DeviceResult]? {
+    ) async -> DeliveryReport? {
         while true {
             let failure: JobProcessor.Interruption
             do {
@@ -199,7 +199,7 @@ public final class WorkerService: Service {
         }
     }
 
-    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async {
+    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
@@ -217,7 +217,7 @@ public final class WorkerService: Service {
             }
         }
         _ = await message.ack()
-        metrics.record(results, followUps: followUps)
+        metrics.record(report, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
     }
 }
