@@ -42,7 +42,8 @@ public struct WorkerAssembly: Sendable {
         if let port = configuration.metricsPort {
             services.append(MetricsServer(
                 registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
-                isReady: { consumer.status.isHealthy && publisher.status.isHealthy }))
+                // Not ready while paused for a PostgreSQL outage either.
+                isReady: { consumer.status.isHealthy && publisher.status.isHealthy && worker.gate.isOpen }))
         }
         services += [pool] + router.services + [publisher, consumer, worker]
         return WorkerAssembly(
