@@ -40,7 +40,7 @@ public final class CleanupService: Service {
         let batches = BatchingSequence(base: consumer, size: batchSize, window: .milliseconds(50))
         do {
             for try await batch in batches {
-                await prune(batch)
+                await prune(batch, shutdown: shutdown)
             }
         } catch {
             if !shutdown.isTriggered { throw error }
@@ -48,7 +48,7 @@ public final class CleanupService: Service {
         logger.info("cleanup stopped")
     }
 
-    private func prune(_ messages: [QueueMessage]) async {
+    private func prune(_ messages: [QueueMessage], shutdown: ShutdownSignal) async {
         var requests: [(message: QueueMessage, request: PruneRequest)] = []
         for message in messages {
             guard let request = Self.pruneRequest(from: message.body) else {
@@ -60,7 +60,7 @@ public final class CleanupService: Service {
             requests.append((message, request))
         }
         guard !requests.isEmpty else { return }
-        switch await pruneWithRetries(requests.map(\.request)) {
+        switch await pruneWithRetries(requests.map(\.request), shutdown: shutdown) {
         case .success(let deleted):
             for (entry, wasDeleted) in zip(requests, deleted) { await settle(entry.message, entry.request, deleted: wasDeleted) }
         case .failure(let error) where !error.isRetryable && requests.count > 1:
@@ -68,14 +68,14 @@ public final class CleanupService: Service {
             // one by one so that only the refused event is dead-lettered and the others are
             // neither failed nor redelivered.
             logger.warning("a batch was refused; pruning its events one by one", ["error": .string("\(error)")])
-            for entry in requests { await pruneAlone(entry.message, entry.request) }
+            for entry in requests { await pruneAlone(entry.message, entry.request, shutdown: shutdown) }
         case .failure(let error):
             await settleFailed(requests.map(\.message), error)
         }
     }
 
-    private func pruneAlone(_ message: QueueMessage, _ request: PruneRequest) async {
-        switch await pruneWithRetries([request]) {
+    private func pruneAlone(_ message: QueueMessage, _ request: PruneRequest, shutdown: ShutdownSignal) async {
+        switch await pruneWithRetries([request], shutdown: shutdown) {
         case .success(let deleted): await settle(message, request, deleted: deleted.first ?? false)
         case .failure(let error): await settleFailed([message], error)
         }
@@ -105,15 +105,21 @@ public final class CleanupService: Service {
         _ = await message.ack()
     }
 
-    /// `pruneBatch`, retrying what may succeed if simply tried again.
-    private func pruneWithRetries(_ requests: [PruneRequest]) async -> Result<[Bool], StoreError> {
+    /// `pruneBatch`, retrying what may succeed if simply tried again, for as long as it takes:
+    /// during a PostgreSQL outage the batch is held (unacked, so the consumer's prefetch
+    /// stops further deliveries) rather than handed back, so an outage never pushes an event
+    /// towards the queue's delivery limit. Only a shutdown gives up (the events go back).
+    private func pruneWithRetries(_ requests: [PruneRequest], shutdown: ShutdownSignal) async -> Result<[Bool], StoreError> {
         var attempt = 0
         while true {
             do {
                 return .success(try await registry.pruneBatch(requests))
             } catch {
                 attempt += 1
-                guard error.isRetryable, attempt < 5 else { return .failure(error) }
+                guard error.isRetryable, !shutdown.isTriggered, !Task.isCancelled else { return .failure(error) }
+                if attempt == 5 {
+                    logger.warning("PostgreSQL unreachable; holding the batch until it answers", ["error": .string("\(error)")])
+                }
                 try? await Task.sleep(for: Backoff(base: .milliseconds(200), cap: .seconds(5)).upperBound(attempt: attempt))
             }
         }
