@@ -18,7 +18,13 @@ struct RetryStateTests {
                 "attempt": 2, "first_attempt_at": RFC3339.string(from: Date()),
                 "device_ids": devices.map(\.id) + (1...5000).map { Int64(1_000_000 + $0) },
             ] as [String: Any]
-            try await fixture.publishRaw([UInt8](try JSONSerialization.data(withJSONObject: job)), messageID: id)
+            let body = try JSONSerialization.data(withJSONObject: job)
+            let file = fixture.directory.appendingPathComponent("forged.json")
+            try body.write(to: file)
+            let enqueue = try ChildProcess.run(BuildProducts.pushd, ["enqueue", "--file", file.path], environment: fixture.environment)
+            #expect(enqueue.status != 0 && enqueue.errorText.contains("retry"), "pushd enqueue refuses retry state: \(enqueue.errorText)")
+            // Published straight to the queue, as any producer could.
+            try await fixture.publishRaw([UInt8](body), messageID: id)
             let dead = try await fixture.deadLetters(count: 1, timeout: .seconds(60))
             #expect(dead.count == 1)
             let reason = dead.first?.headers["x-pushd-reason"]?.stringValue ?? ""
