@@ -75,6 +75,8 @@ struct TokenHygieneTests {
                 event("refused", occurredAt: inAnHour, extra: ""),
                 // Failed after its registration: pruned.
                 event("stale", occurredAt: inAnHour),
+                // A token PostgreSQL cannot store (NUL): the database refuses the whole batch.
+                Array((#"{"version":1,"event":"token.invalid","occurred_at":"\#(inAnHour)","platform":"ios","app_id":"\#(fixture.bundleID)","environment":"production","token":"c0de\u0000nul","reason":"BadDeviceToken"}"#).utf8),
             ]
             for body in bodies {
                 try await fixture.amqp.publish(PublishRequest(
@@ -86,15 +88,16 @@ struct TokenHygieneTests {
                 try await fixture.registry.devices(ids: [ids["stale"] ?? 0]).isEmpty
             }
             #expect(stalePruned, "\(cleanup.log.suffix(2000))")
-            let dead = try await fixture.deadLetters(count: 2, timeout: .seconds(30))
-            #expect(dead.count == 2, "the unparseable and the refused event are dead-lettered")
+            let dead = try await fixture.deadLetters(count: 3, timeout: .seconds(30))
+            #expect(dead.count == 3, "the unparseable, the unusable and the refused event are dead-lettered")
             let deadTokens = Set(dead.compactMap { message in
                 (try? JSONSerialization.jsonObject(with: Data(message.body)) as? [String: Any])?["token"] as? String
             })
-            #expect(deadTokens == [tokens["unparseable"], tokens["refused"]].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
+            #expect(deadTokens == Set([tokens["unparseable"], tokens["refused"], "c0de\u{0}nul"].compactMap { $0 }))
             for name in ["reregistered", "unparseable", "refused"] {
                 #expect(try await fixture.registry.devices(ids: [ids[name] ?? 0]).count == 1, "\(name) kept")
             }
+            #expect(cleanup.log.contains("pruning its events one by one"), "the refused batch was split")
             #expect(!cleanup.log.contains("go back to the queue"), "nothing was redelivered")
             #expect(await cleanup.terminate(timeout: .seconds(30)) == 0)
         }
