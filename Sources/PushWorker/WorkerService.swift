@@ -15,16 +15,16 @@ public final class WorkerService: Service {
     private let consumerConnection: AMQPConnection
     private let publisherConnection: AMQPConnection
     private let intake: JobIntake
-    private let processor: JobProcessor
+    let processor: JobProcessor
     private let planner: FollowUpPlanner
     private let topology: Topology
     private let prefetch: UInt16
-    private let metrics: WorkerMetrics
-    private let logger: Logger
+    let metrics: WorkerMetrics
+    let logger: Logger
     /// Closed while PostgreSQL is unreachable: consumption pauses, held jobs wait.
     let gate = DependencyGate()
     /// Whether the dependencies answer again (the registry's `SELECT 1`).
-    private let dependencyProbe: @Sendable () async -> Bool
+    let dependencyProbe: @Sendable () async -> Bool
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
@@ -113,16 +113,6 @@ public final class WorkerService: Service {
         return failure
     }
 
-    /// Waits for whichever of two waits returns first (both must return when cancelled).
-    static func first(of one: @escaping @Sendable () async -> Void, _ other: @escaping @Sendable () async -> Void) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await one() }
-            group.addTask { await other() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
     /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
     /// the metrics (a job that goes back to the queue is counted when it is settled for good).
     private func handle(_ message: QueueMessage, source: JobIntake.Source, shutdown: ShutdownSignal) async {
@@ -150,53 +140,6 @@ public final class WorkerService: Service {
         let followUps = planner.plan(report.results, for: accepted, now: Date())
         Self.log(report, followUps, to: log)
         await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
-    }
-
-    /// Delivers, holding the job through a PostgreSQL outage rather than handing it back:
-    /// the gate closes (consumption pauses, a probe watches the database), the job waits for
-    /// it to reopen and tries again. nil when the job went back to the queue (the worker is
-    /// stopping, or the lookup failed for a reason waiting cannot fix).
-    private func deliverHolding(
-        _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
-    ) async -> DeliveryReport? {
-        while true {
-            let failure: JobProcessor.Interruption
-            do {
-                return try await processor.deliver(accepted)
-            } catch {
-                failure = error
-            }
-            if case .lookup(let cause) = failure, cause.isRetryable, !shutdown.isTriggered, !Task.isCancelled {
-                if gate.close() { startProbe() }
-                log.warning("device lookup failed; the job waits for PostgreSQL", ["error": .string("\(cause)")])
-                await Self.first(of: { await self.gate.waitUntilOpen() }, { await shutdown.wait() })
-                if gate.isOpen && !shutdown.isTriggered && !Task.isCancelled { continue }
-            } else if case .lookup = failure {
-                // Waiting cannot fix it: back off briefly so the job does not spin between the
-                // queue and this worker (the queue's delivery limit ends a poison job).
-                try? await Task.sleep(for: .seconds(1))
-            }
-            log.warning("the job goes back to the queue", ["error": .string("\(failure)")])
-            _ = await message.nack(requeue: true)
-            metrics.jobsCompleted.increment("requeued")
-            return nil
-        }
-    }
-
-    /// Polls the database until it answers, then opens the gate.
-    private func startProbe() {
-        Task { [gate, dependencyProbe, logger] in
-            var attempt = 0
-            while !Task.isCancelled {
-                attempt += 1
-                try? await Task.sleep(for: Backoff(base: .milliseconds(250), cap: .seconds(5)).upperBound(attempt: attempt))
-                if await dependencyProbe() {
-                    logger.info("PostgreSQL answers again", ["probes": .int(attempt)])
-                    gate.open()
-                    return
-                }
-            }
-        }
     }
 
     private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async {
