@@ -36,13 +36,13 @@ final class JobProcessor: Sendable {
         }
     }
 
-    private let registry: DeviceRegistry
+    let registry: DeviceRegistry
     private let router: DeliveryRouter
     private let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
-    private let limits: Limits
-    private let metrics: WorkerMetrics
+    let limits: Limits
+    let metrics: WorkerMetrics
 
     init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
         self.registry = registry
@@ -69,36 +69,6 @@ final class JobProcessor: Sendable {
             for result in delivered { report.add(result) }
         }
         return report
-    }
-
-    enum Batch: Equatable {
-        case recipients([String])
-        case devices([Int64])
-    }
-
-    /// The job's addressees in batches: the retry's devices, else its recipients or device ids.
-    static func batches(of accepted: AcceptedJob, size: Int) -> [Batch] {
-        func split<T>(_ items: [T], _ make: ([T]) -> Batch) -> [Batch] {
-            stride(from: 0, to: items.count, by: size).map { make(Array(items[$0..<min($0 + size, items.count)])) }
-        }
-        if let ids = accepted.retryDeviceIDs { return split(ids, Batch.devices) }
-        switch accepted.job.recipients {
-        case .recipientIDs(let ids): return split(ids, Batch.recipients)
-        case .deviceIDs(let ids): return split(ids, Batch.devices)
-        }
-    }
-
-    private func resolve(_ batch: Batch, job: NotificationJob) async throws(StoreError) -> [Device] {
-        let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
-        switch batch {
-        case .devices(let ids):
-            return try await registry.devices(ids: ids, in: app)
-        case .recipients(let ids):
-            let (devices, capped) = try await registry.devices(
-                forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient))
-            if !capped.isEmpty { metrics.recipientsCapped.increment(by: Double(capped.count)) }
-            return devices
-        }
     }
 
     private func deliverAll(_ devices: [Device], context: JobContext) async -> [DeviceResult] {
