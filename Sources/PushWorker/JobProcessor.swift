@@ -54,21 +54,29 @@ final class JobProcessor: Sendable {
         self.metrics = metrics
     }
 
-    /// What became of every device. Devices are resolved and delivered in batches of
-    /// `limits.batch` recipients (or device ids); a failed lookup or a cancellation throws,
-    /// and the job goes back to the queue rather than being acked with devices unattempted.
-    func deliver(_ accepted: AcceptedJob) async throws(Interruption) -> DeliveryReport {
-        let context = JobContext(accepted)
+    /// How far a job got: the batches done and what became of their devices. Kept by the
+    /// caller across an outage, so a job resumes at the batch the lookup failed on instead of
+    /// pushing to the devices of earlier batches again.
+    struct Progress: Sendable {
         var report = DeliveryReport()
-        for batch in Self.batches(of: accepted, size: max(1, limits.batch)) {
+        var batchesDone = 0
+    }
+
+    /// Delivers the job's devices, resolved and delivered in batches of `limits.batch`
+    /// recipients (or device ids), starting after `progress.batchesDone` and recording each
+    /// batch as it ends. A failed lookup or a cancellation throws, and the job is not acked
+    /// with devices unattempted.
+    func deliver(_ accepted: AcceptedJob, progress: inout Progress) async throws(Interruption) {
+        let context = JobContext(accepted)
+        for batch in Self.batches(of: accepted, size: max(1, limits.batch)).dropFirst(progress.batchesDone) {
             let devices: [Device]
             do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
             let delivered = await deliverAll(devices, context: context)
             // A cancelled worker may have skipped devices or cut sends short: never ack that.
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
-            for result in delivered { report.add(result) }
+            for result in delivered { progress.report.add(result) }
+            progress.batchesDone += 1
         }
-        return report
     }
 
     private func deliverAll(_ devices: [Device], context: JobContext) async -> [DeviceResult] {

@@ -7,15 +7,17 @@ import PushRuntime
 extension WorkerService {
     /// Delivers, holding the job through a PostgreSQL outage rather than handing it back:
     /// the gate closes (consumption pauses, a probe watches the database), the job waits for
-    /// it to reopen and tries again. nil when the job went back to the queue (the worker is
+    /// it to reopen and goes on from the batch that failed. nil when the job went back to the queue (the worker is
     /// stopping, or the lookup failed for a reason waiting cannot fix).
     func deliverHolding(
         _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
     ) async -> DeliveryReport? {
+        var progress = JobProcessor.Progress()
         while true {
             let failure: JobProcessor.Interruption
             do {
-                return try await processor.deliver(accepted)
+                try await processor.deliver(accepted, progress: &progress)
+                return progress.report
             } catch {
                 failure = error
             }
