@@ -120,7 +120,7 @@ struct SchemaAgreementTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("in"), output = directory.appendingPathComponent("out")
         try Data(documents.map { $0 + [0x0A] }.joined()).write(to: input)
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         process.standardInput = try FileHandle(forReadingFrom: input)
         process.standardOutput = try FileHandle(forWritingTo: output)
         try process.run()
