@@ -6,11 +6,10 @@ import PushTestSupport
 import Testing
 
 /// A PostgreSQL outage longer than twenty requeue cycles: jobs and `token.invalid` events
-/// wait, nothing is dead-lettered, every device gets its push and every dead token is pruned. Stops the shared test PostgreSQL, so it runs in
-/// the fault stage only (`PUSHD_FAULT_TESTS=1`, like `FaultTests`).
-@Suite("Outage FaultTests: PostgreSQL down for longer than twenty requeue cycles", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["PUSHD_FAULT_TESTS"] == "1"))
-struct OutageFaultTests {
+/// wait, nothing is dead-lettered, every device gets its push and every dead token is pruned.
+/// Stops the shared test PostgreSQL, so it is part of `FaultTests` (the fault stage,
+/// `PUSHD_FAULT_TESTS=1`), serialized with the other restarts.
+extension FaultTests {
     @Test("PostgreSQL down for 35 s under a backlog: the worker pauses and the cleanup consumer holds its events; nothing is dead-lettered, every device gets its push, every dead token is pruned")
     func longOutage() async throws {
         try await WorkerFixture.run { fixture in
@@ -32,7 +31,7 @@ struct OutageFaultTests {
             }
             #expect(started)
 
-            let stopped = try ChildProcess.run("/bin/bash", [FaultTests.services, "pg-stop"])
+            let stopped = try ChildProcess.run("/bin/bash", [Self.services, "pg-stop"])
             #expect(stopped.status == 0, "pg-stop: \(stopped.errorText)")
             // A backlog published during the outage.
             for part in 0..<9 {
@@ -55,7 +54,7 @@ struct OutageFaultTests {
             #expect(paused, "the worker paused consuming\n\(worker.log.suffix(2000))")
             let outageEnds = ContinuousClock.now + .seconds(35)
             _ = await waitUntil(timeout: .seconds(40), every: .seconds(1)) { ContinuousClock.now >= outageEnds }
-            let restarted = try ChildProcess.run("/bin/bash", [FaultTests.services, "pg-start"])
+            let restarted = try ChildProcess.run("/bin/bash", [Self.services, "pg-start"])
             #expect(restarted.status == 0, "pg-start: \(restarted.errorText)")
 
             let tokens = Set(devices.map(\.token))
