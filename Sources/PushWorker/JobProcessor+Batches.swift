@@ -14,7 +14,15 @@ extension JobProcessor {
         func split<T>(_ items: [T], _ make: ([T]) -> Batch) -> [Batch] {
             stride(from: 0, to: items.count, by: size).map { make(Array(items[$0..<min($0 + size, items.count)])) }
         }
-        if let ids = accepted.retryDeviceIDs { return split(ids, Batch.devices) }
+        if let ids = accepted.retryDeviceIDs {
+            // Even a retry only reaches the job's own addressees (defence in depth: retry
+            // state is trusted, but never beyond the recipients it was derived from).
+            if case .deviceIDs(let addressed) = accepted.job.recipients {
+                let allowed = Set(addressed)
+                return split(ids.filter(allowed.contains), Batch.devices)
+            }
+            return split(ids, Batch.devices)
+        }
         switch accepted.job.recipients {
         case .recipientIDs(let ids): return split(ids, Batch.recipients)
         case .deviceIDs(let ids): return split(ids, Batch.devices)
@@ -25,7 +33,11 @@ extension JobProcessor {
         let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
         switch batch {
         case .devices(let ids):
-            return try await registry.devices(ids: ids, in: app)
+            let devices = try await registry.devices(ids: ids, in: app)
+            guard case .recipientIDs(let recipients) = job.recipients else { return devices }
+            // A retry of a recipients job: only devices of those recipients.
+            let allowed = Set(recipients)
+            return devices.filter { allowed.contains($0.recipientID) }
         case .recipients(let ids):
             let (devices, capped) = try await registry.devices(
                 forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient))

@@ -61,3 +61,13 @@ struct IntakeHardeningTests {
         #expect(!open.hasExpired(now: Fixtures.now) && open.apnsExpiration == nil)
     }
 }
+
+extension IntakeHardeningTests {
+    @Test("a retry of a device-ids job reaches only the job's own device ids")
+    func retryWithinAddressees() throws {
+        let body = String(decoding: Fixtures.jobJSON(retry: #"{"attempt":2,"first_attempt_at":"2026-01-01T00:00:00Z","device_ids":[4,5,99]}"#), as: UTF8.self)
+            .replacingOccurrences(of: #""recipients":{"recipient_ids":["user-1"]}"#, with: #""recipients":{"device_ids":[4,5,6]}"#)
+        let job = try Fixtures.accepted(Array(body.utf8))
+        #expect(JobProcessor.batches(of: job, size: 500) == [.devices([4, 5])])
+    }
+}
