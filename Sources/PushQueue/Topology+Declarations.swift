@@ -48,13 +48,13 @@ extension Topology {
             "x-overflow": "reject-publish",
             "x-delivery-limit": .int(Self.deliveryLimit),
         ]
-        var queues = [QueueDeclaration(name: jobsQueue, arguments: poisonSafe)]
+        var queues = [QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: retriesQueue, arguments: poisonSafe)]
         for tier in retryTiers {
             queues.append(QueueDeclaration(name: retryQueue(tier), arguments: [
                 "x-queue-type": "quorum",
                 "x-message-ttl": .int(Self.milliseconds(tier.delay)),
-                "x-dead-letter-exchange": .string(jobsExchange),
-                "x-dead-letter-routing-key": .string(Self.jobRoutingKey),
+                "x-dead-letter-exchange": .string(retryExchange),
+                "x-dead-letter-routing-key": .string(Self.dueRoutingKey),
                 "x-dead-letter-strategy": "at-least-once",
                 "x-overflow": "reject-publish",
             ]))
@@ -65,7 +65,10 @@ extension Topology {
     }
 
     public var bindings: [BindingDeclaration] {
-        var bindings = [BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey)]
+        var bindings = [
+            BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey),
+            BindingDeclaration(exchange: retryExchange, queue: retriesQueue, routingKey: Self.dueRoutingKey),
+        ]
         for tier in retryTiers {
             bindings.append(BindingDeclaration(exchange: retryExchange, queue: retryQueue(tier), routingKey: tier.name))
         }
