@@ -58,17 +58,18 @@ if [ "$PROMETHEUS" = 1 ]; then
 fi
 log "building pushd (release)"
 swift build -c release --product pushd 2>&1 | tail -n 1
-if ! bash Deploy/local/services.sh start; then
-    # The usual cause: a state directory from an older version whose queues this version's
-    # topology declares differently (RabbitMQ refuses such an import). The demo's data is
-    # made anew on every run, so start from clean local services.
-    log "the local services did not start with this version's topology; resetting their state and starting again"
-    stop_processes
-    bash Deploy/local/services.sh reset
-    bash Deploy/local/services.sh start
-fi
+bash Deploy/local/services.sh start
 eval "$(bash Deploy/local/services.sh env)"
 stop_processes  # a previous run's workers, if any: this run starts fresh ones
+# The demo starts from this version's topology every run: a state directory kept from an
+# older version may hold queues declared with other arguments, which RabbitMQ never changes
+# in place (workers would stop with 406 PRECONDITION_FAILED). Jobs left from an earlier demo
+# run go with them.
+log "re-creating the pushd topology on the local broker"
+for queue in $(python3 -c 'import json,sys; print(" ".join(q["name"] for q in json.load(open(sys.argv[1]))["queues"]))' Deploy/rabbitmq/definitions.json); do
+    bash Deploy/local/services.sh rabbitmqctl -q delete_queue "$queue" >/dev/null 2>&1 || true
+done
+bash Deploy/local/services.sh rabbitmqctl -q import_definitions "$PUSHD_REPO/Deploy/rabbitmq/definitions.json" >/dev/null
 mkdir -p "$RUN/keys"
 
 # The emulator, with test credentials made once.
