@@ -57,18 +57,26 @@ enum DeviceCommand: Subcommand {
             environment: environment, token: try parsed.required("token"), publicKey: publicKey,
             appVersion: parsed["app-version"])
 
+        let outcome = try await register(registration, parsed: parsed, label: "pushd.device")
+        StandardStreams.write(line:
+            "device_id=\(outcome.deviceID) key_id=\(outcome.keyID ?? "-") key_rotated=\(outcome.keyRotated) created=\(outcome.created)")
+    }
+
+    /// `pushd_register_device` through a one-connection pool on the configured database: the
+    /// path of `pushd device register` and `pushd phone init`.
+    static func register(
+        _ registration: DeviceRegistration, parsed: ParsedArguments, label: String
+    ) async throws(CLIError) -> RegistrationOutcome {
         var configuration = try parsed.storeConfiguration()
         configuration.poolSize = 1
-        let pool = ConnectionPool(configuration: configuration, logger: Logger(label: "pushd.device"))
-        let outcome: RegistrationOutcome
+        let pool = ConnectionPool(configuration: configuration, logger: Logger(label: label))
         do {
-            outcome = try await DeviceRegistry(pool: pool).register(registration)
+            let outcome = try await DeviceRegistry(pool: pool).register(registration)
+            await pool.shutdown()
+            return outcome
         } catch {
             await pool.shutdown()
             throw .failure(error.description)
         }
-        await pool.shutdown()
-        StandardStreams.write(line:
-            "device_id=\(outcome.deviceID) key_id=\(outcome.keyID ?? "-") key_rotated=\(outcome.keyRotated) created=\(outcome.created)")
     }
 }

@@ -70,17 +70,7 @@ extension PhoneCommand {
             environment: profile.platform == "ios" ? PushEnvironment(rawValue: profile.environment) ?? .production : nil,
             token: profile.token,
             publicKey: publicKey)
-        var configuration = try parsed.storeConfiguration()
-        configuration.poolSize = 1
-        let pool = ConnectionPool(configuration: configuration, logger: Logger(label: "pushd.phone"))
-        let outcome: RegistrationOutcome
-        do {
-            outcome = try await DeviceRegistry(pool: pool).register(registration)
-        } catch {
-            await pool.shutdown()
-            throw .failure(error.description)
-        }
-        await pool.shutdown()
+        let outcome = try await DeviceCommand.register(registration, parsed: parsed, label: "pushd.phone")
         guard outcome.keyID == expectedKeyID else {
             throw .failure("the server's key_id \(outcome.keyID ?? "-") differs from the phone's \(expectedKeyID)")
         }
