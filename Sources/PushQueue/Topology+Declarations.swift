@@ -48,7 +48,9 @@ extension Topology {
             "x-overflow": "reject-publish",
             "x-delivery-limit": .int(Self.deliveryLimit),
         ]
-        var queues = [QueueDeclaration(name: jobsQueue, arguments: poisonSafe)]
+        var queues = [
+            QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: bulkJobsQueue, arguments: poisonSafe),
+        ]
         for tier in retryTiers {
             queues.append(QueueDeclaration(name: retryQueue(tier), arguments: [
                 "x-queue-type": "quorum",
@@ -65,7 +67,10 @@ extension Topology {
     }
 
     public var bindings: [BindingDeclaration] {
-        var bindings = [BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey)]
+        var bindings = [
+            BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey),
+            BindingDeclaration(exchange: jobsExchange, queue: bulkJobsQueue, routingKey: Self.bulkRoutingKey),
+        ]
         for tier in retryTiers {
             bindings.append(BindingDeclaration(exchange: retryExchange, queue: retryQueue(tier), routingKey: tier.name))
         }

@@ -27,8 +27,11 @@ public struct Topology: Sendable, Hashable {
         ]
     }
 
-    /// Routing key of jobs on `jobsExchange`, and of retries once their delay has passed.
+    /// Routing key of jobs on `jobsExchange` (the urgent lane, `jobsQueue`), and of retries
+    /// once their delay has passed.
     public static let jobRoutingKey = "job"
+    /// Routing key of bulk-lane jobs on `jobsExchange` (`bulkJobsQueue`), and of chunks.
+    public static let bulkRoutingKey = "bulk"
     /// Routing key of the event the cleanup consumer acts on.
     public static let tokenInvalidRoutingKey = "token.invalid"
     /// Redeliveries after which the broker dead-letters a job or event instead of requeueing
@@ -46,7 +49,11 @@ public struct Topology: Sendable, Hashable {
     public static let production = Topology()
 
     public var jobsExchange: String { "\(prefix).jobs" }
+    /// The urgent lane (the queue every job used before lanes existed, kept under its name
+    /// so an upgrade needs no queue migration).
     public var jobsQueue: String { "\(prefix).jobs" }
+    /// The bulk lane: its own quorum queue, consumed by every worker with its own prefetch.
+    public var bulkJobsQueue: String { "\(prefix).jobs.bulk" }
     public var retryExchange: String { "\(prefix).retry" }
     public var deadExchange: String { "\(prefix).dead" }
     public var deadQueue: String { "\(prefix).dead" }

@@ -13,6 +13,8 @@ final class JobProcessor: Sendable {
         var encryptions: Int
         /// Pushes in flight at once across all jobs of this worker.
         var deliveries: Int
+        /// Of those, at most this many for bulk-lane jobs, so urgent jobs always find room.
+        var bulkDeliveries: Int
     }
 
     let registry: DeviceRegistry
@@ -20,6 +22,8 @@ final class JobProcessor: Sendable {
     let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
+    /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
+    private let bulkDeliveryPermits: AsyncSemaphore
     let metrics: WorkerMetrics
 
     init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
@@ -28,6 +32,7 @@ final class JobProcessor: Sendable {
         self.keys = keys
         self.encryptionPermits = AsyncSemaphore(permits: max(1, limits.encryptions))
         self.deliveryPermits = AsyncSemaphore(permits: max(1, limits.deliveries))
+        self.bulkDeliveryPermits = AsyncSemaphore(permits: max(1, min(limits.bulkDeliveries, limits.deliveries)))
         self.metrics = metrics
     }
 
@@ -36,7 +41,7 @@ final class JobProcessor: Sendable {
         if let activity = accepted.job.liveActivity { return try await deliverLiveActivity(accepted, activity) }
         let devices = try await resolveDevices(accepted)
         let context = JobContext(accepted)
-        return await deliverAll(devices) { device in await self.deliver(to: device, context: context) }
+        return await deliverAll(devices, lane: accepted.job.delivery.lane) { device in await self.deliver(to: device, context: context) }
     }
 
     private func resolveDevices(_ accepted: AcceptedJob) async throws(StoreError) -> [Device] {
@@ -52,17 +57,26 @@ final class JobProcessor: Sendable {
     }
 
     /// Runs `deliver` for every device, a bounded number at once.
-    func deliverAll(_ devices: [Device], _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome) async -> [DeviceResult] {
+    func deliverAll(
+        _ devices: [Device], lane: NotificationJob.Lane = .urgent, _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome
+    ) async -> [DeviceResult] {
         await withTaskGroup(of: DeviceResult.self) { group in
             for device in devices {
                 // Bounds the tasks alive at once, not only the requests: a 10,000-device job
                 // does not create 10,000 suspended tasks holding payloads.
-                do { try await deliveryPermits.acquire() } catch { break }
+                if lane == .bulk {
+                    do { try await bulkDeliveryPermits.acquire() } catch { break }
+                }
+                do { try await deliveryPermits.acquire() } catch {
+                    if lane == .bulk { bulkDeliveryPermits.release() }
+                    break
+                }
                 metrics.deliveriesInFlight.add(1)
                 group.addTask { [self] in
                     defer {
                         metrics.deliveriesInFlight.add(-1)
                         deliveryPermits.release()
+                        if lane == .bulk { bulkDeliveryPermits.release() }
                     }
                     return DeviceResult(device: device, outcome: await deliver(device))
                 }

@@ -27,13 +27,18 @@ public struct WorkerAssembly: Sendable {
         let router = try makeRouter(configuration, logger: logger)
         let processor = JobProcessor(
             registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
-            limits: .init(encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries),
+            limits: .init(
+                encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
+                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? max(1, configuration.maxInFlightDeliveries / 2)),
             metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))
         let worker = WorkerService(
             consumerConnection: consumer, publisherConnection: publisher, intake: JobIntake(), processor: processor,
-            planner: planner, topology: topology, prefetch: UInt16(configuration.prefetch), metrics: metrics,
+            planner: planner, topology: topology,
+            lanes: .init(urgentPrefetch: UInt16(configuration.prefetch), bulkPrefetch: UInt16(configuration.bulkPrefetch),
+                         chunkSize: configuration.chunkSize),
+            metrics: metrics,
             logger: logger.with(["component": "worker"]))
         var services: [any Service] = []
         if let port = configuration.metricsPort {

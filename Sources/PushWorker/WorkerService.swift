@@ -12,19 +12,19 @@ import PushRuntime
 /// hands them to another worker.
 public final class WorkerService: Service {
     public let name = "worker"
-    private let consumerConnection: AMQPConnection
-    private let publisherConnection: AMQPConnection
+    let consumerConnection: AMQPConnection
+    let publisherConnection: AMQPConnection
     private let intake: JobIntake
     private let processor: JobProcessor
     private let planner: FollowUpPlanner
-    private let topology: Topology
-    private let prefetch: UInt16
-    private let metrics: WorkerMetrics
-    private let logger: Logger
+    let topology: Topology
+    let lanes: Lanes
+    let metrics: WorkerMetrics
+    let logger: Logger
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
-        planner: FollowUpPlanner, topology: Topology, prefetch: UInt16, metrics: WorkerMetrics, logger: Logger
+        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, metrics: WorkerMetrics, logger: Logger
     ) {
         self.consumerConnection = consumerConnection
         self.publisherConnection = publisherConnection
@@ -32,7 +32,7 @@ public final class WorkerService: Service {
         self.processor = processor
         self.planner = planner
         self.topology = topology
-        self.prefetch = prefetch
+        self.lanes = lanes
         self.metrics = metrics
         self.logger = logger
     }
@@ -40,33 +40,21 @@ public final class WorkerService: Service {
     /// Consumes until `shutdown`, then stops taking jobs, finishes those in flight (their
     /// follow-ups confirmed and acks sent) and returns.
     public func run(shutdown: ShutdownSignal) async throws {
-        let queue = topology.jobsQueue
-        let consumer = try await consumerConnection.consume(queue: queue, prefetch: prefetch)
-        logger.info("worker consuming", ["queue": .string(queue), "prefetch": .int(Int(prefetch))])
+        let consumers = try await consumeLanes()
         let stopper = Task {
             await shutdown.wait()
             logger.info("worker draining: no new jobs, finishing those in flight")
-            await consumer.cancel()
+            for consumer in consumers { await consumer.cancel() }
         }
         defer { stopper.cancel() }
-        var failure: (any Error)?
-        await withTaskGroup(of: Void.self) { group in
-            do {
-                for try await message in consumer {
-                    group.addTask { await self.handle(message) }
-                }
-            } catch {
-                failure = error
-            }
-            await group.waitForAll()
-        }
+        let failure = await handleAll(from: consumers)
         if let failure, !shutdown.isTriggered { throw failure }
         logger.info("worker drained")
     }
 
     /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
     /// the metrics (a job that goes back to the queue is counted when it is settled for good).
-    private func handle(_ message: QueueMessage) async {
+    func handle(_ message: QueueMessage) async {
         metrics.jobsConsumed.increment()
         metrics.jobsInFlight.add(1)
         defer { metrics.jobsInFlight.add(-1) }
@@ -78,6 +66,10 @@ public final class WorkerService: Service {
             return
         case .accepted(let job):
             accepted = job
+        }
+        if accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
+            await split(accepted, message)
+            return
         }
         let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
         let results: [DeviceResult]
