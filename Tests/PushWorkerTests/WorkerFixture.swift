@@ -161,10 +161,11 @@ final class WorkerFixture: @unchecked Sendable {
     /// Registers `count` recipients with two iOS and two Android devices each. `mix` picks
     /// a kind per device (by its index); invalid and flaky tokens carry the emulator's rule
     /// prefixes.
-    func registerRecipients(_ count: Int, mix: (Int, Platform) -> TestDevice.Kind) async throws -> [TestDevice] {
+    /// Recipients are numbered from `first` (`<prefix>-r<n>`), so later calls can add others.
+    func registerRecipients(_ count: Int, first: Int = 0, mix: (Int, Platform) -> TestDevice.Kind) async throws -> [TestDevice] {
         var devices: [TestDevice] = []
-        var index = 0
-        for recipientNumber in 0..<count {
+        var index = first * 4
+        for recipientNumber in first..<(first + count) {
             let recipient = "\(prefix)-r\(recipientNumber)"
             for platform in [Platform.ios, .ios, .android, .android] {
                 let kind = mix(index, platform)
@@ -243,16 +244,19 @@ final class WorkerFixture: @unchecked Sendable {
     }
 
     func received() async throws -> [Received] {
-        try await emulator.pushes().compactMap { record in
-            guard let token = record["token"] as? String, let text = record["body"] as? String,
-                  let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-            else { return nil }
-            let headers = record["headers"] as? [String: Any]
-            let message = body["message"] as? [String: Any]
-            let android = message?["android"] as? [String: Any]
-            let collapse = headers?["apns-collapse-id"] as? String ?? android?["collapse_key"] as? String
-            return Received(token: token, collapseID: collapse, body: body)
-        }
+        try await emulator.pushes().compactMap { try Self.received(from: $0) }
+    }
+
+    /// One record of the emulator's push log, if it is a push with a JSON body.
+    static func received(from record: [String: Any]) throws -> Received? {
+        guard let token = record["token"] as? String, let text = record["body"] as? String,
+              let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return nil }
+        let headers = record["headers"] as? [String: Any]
+        let message = body["message"] as? [String: Any]
+        let android = message?["android"] as? [String: Any]
+        let collapse = headers?["apns-collapse-id"] as? String ?? android?["collapse_key"] as? String
+        return Received(token: token, collapseID: collapse, body: body)
     }
 
     /// The sealed envelope and the clear text of an APNs or FCM body.
