@@ -38,6 +38,7 @@ public struct WorkerAssembly: Sendable {
             planner: planner, topology: topology,
             lanes: .init(urgentPrefetch: UInt16(configuration.prefetch), bulkPrefetch: UInt16(configuration.bulkPrefetch),
                          chunkSize: configuration.chunkSize),
+            reports: JobOutcomeTally(pool: pool),
             metrics: metrics,
             logger: logger.with(["component": "worker"]))
         var services: [any Service] = []

@@ -2,6 +2,7 @@ import Foundation
 import PushModel
 import PushQueue
 import PushRuntime
+import PushStore
 
 /// `pushd worker`'s consuming loop: jobs in, follow-ups confirmed, then acked.
 ///
@@ -19,12 +20,13 @@ public final class WorkerService: Service {
     private let planner: FollowUpPlanner
     let topology: Topology
     let lanes: Lanes
+    let reports: JobOutcomeTally
     let metrics: WorkerMetrics
     let logger: Logger
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
-        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, metrics: WorkerMetrics, logger: Logger
+        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, reports: JobOutcomeTally, metrics: WorkerMetrics, logger: Logger
     ) {
         self.consumerConnection = consumerConnection
         self.publisherConnection = publisherConnection
@@ -33,6 +35,7 @@ public final class WorkerService: Service {
         self.planner = planner
         self.topology = topology
         self.lanes = lanes
+        self.reports = reports
         self.metrics = metrics
         self.logger = logger
     }
@@ -84,12 +87,33 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("requeued")
             return
         }
-        let followUps = planner.plan(results, for: accepted, now: Date())
+        var followUps = planner.plan(results, for: accepted, now: Date())
         Self.log(results, followUps, to: log)
-        await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+        var completed: JobCompletedEvent?
+        switch await recordReport(results, followUps: followUps, for: accepted) {
+        case .none: break
+        case .publish(let event):
+            completed = event
+            followUps.append(.jobCompleted(event))
+        case .failed(let error):
+            log.warning("outcome tally not written; the job goes back to the queue", ["error": .string("\(error)")])
+            try? await Task.sleep(for: .seconds(1))
+            _ = await message.nack(requeue: true)
+            metrics.jobsCompleted.increment("requeued")
+            return
+        }
+        let confirmed = await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+        if let completed, confirmed {
+            // Only a crash before this line repeats the event (with the same message id).
+            do { try await reports.markPublished(jobID: completed.jobID) } catch {
+                log.warning("job.completed published but not marked; a redelivery may repeat it", ["error": .string("\(error)")])
+            }
+        }
     }
 
-    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async {
+    /// True once the broker confirmed every follow-up (whether or not the ack then reached it).
+    @discardableResult
+    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async -> Bool {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
@@ -103,7 +127,7 @@ public final class WorkerService: Service {
                                ["failed": .int(failures.count), "error": .string(first.description)])
                 _ = await message.nack(requeue: true)
                 metrics.jobsCompleted.increment("requeued")
-                return
+                return false
             }
         }
         // Counted only when the ack reached the broker on the channel that delivered the job:
@@ -111,9 +135,10 @@ public final class WorkerService: Service {
         // counted then.
         guard await message.ack() == .settled else {
             metrics.jobsCompleted.increment("requeued")
-            return
+            return true
         }
         metrics.record(results, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
+        return true
     }
 }
