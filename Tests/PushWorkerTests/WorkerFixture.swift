@@ -48,6 +48,8 @@ final class WorkerFixture: @unchecked Sendable {
     let maxAttempts: Int
     /// Every `pushd` process the test started, killed at tear-down if still running.
     private let processes = NSLockedValue<[PushdProcess]>([])
+    /// Queues a test declared beside the topology (`subscribe`), deleted at tear-down.
+    private let extraQueues = NSLockedValue<[String]>([])
 
     /// Sets up a fixture, runs `body` with it, and tears it down on every path.
     static func run(
@@ -150,10 +152,20 @@ final class WorkerFixture: @unchecked Sendable {
         for process in processes.get() where process.isRunning { process.kill9() }
         try? await amqp.waitUntilConnected(timeout: .seconds(30))
         try? await amqp.delete(topology)
+        for queue in extraQueues.get() { try? await amqp.deleteQueue(queue) }
         await amqp.close()
         await pool.shutdown()
         await database.drop()
         await emulator.stop()
+    }
+
+    /// A queue of the test's own bound to the events exchange with `routingKey`, removed at
+    /// tear-down.
+    func subscribe(toEvents routingKey: String) async throws -> String {
+        let queue = "\(prefix).test.\(routingKey)"
+        extraQueues.update { $0.append(queue) }
+        try await amqp.declareSubscription(queue: queue, exchange: topology.eventsExchange, routingKey: routingKey)
+        return queue
     }
 
     // MARK: - Devices

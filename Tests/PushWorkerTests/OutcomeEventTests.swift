@@ -1,0 +1,131 @@
+import Foundation
+import PushModel
+import PushQueue
+import PushStore
+import PushTestSupport
+import Testing
+
+/// `job.completed` (issue 14): opt-in per job, once per job, after every device settled,
+/// with counts per platform and outcome and the permanently failed devices.
+@Suite("Outcome events end to end", .serialized)
+struct OutcomeEventTests {
+    /// A device registered with a token the emulator answers in a known way.
+    struct Planned {
+        let recipient: String
+        let platform: Platform
+        let tokenPrefix: String
+        let outcome: JobCompletedEvent.Outcome
+    }
+
+    /// Per recipient: what each of its devices ends as. Flaky tokens fail twice, then are
+    /// delivered by the third attempt; 5030/unavailable- fail every time (the fixture allows
+    /// 4 attempts); 410a/unregistered- are dead tokens.
+    static func plan(_ prefix: String) -> [Planned] {
+        [
+            Planned(recipient: "\(prefix)-a", platform: .ios, tokenPrefix: "c0de", outcome: .delivered),
+            Planned(recipient: "\(prefix)-a", platform: .ios, tokenPrefix: "fa11", outcome: .delivered),
+            Planned(recipient: "\(prefix)-a", platform: .android, tokenPrefix: "fcm-", outcome: .delivered),
+            Planned(recipient: "\(prefix)-a", platform: .android, tokenPrefix: "flaky-", outcome: .delivered),
+            Planned(recipient: "\(prefix)-b", platform: .ios, tokenPrefix: "5030", outcome: .retriesExhausted),
+            Planned(recipient: "\(prefix)-b", platform: .android, tokenPrefix: "unavailable-", outcome: .retriesExhausted),
+            Planned(recipient: "\(prefix)-c", platform: .ios, tokenPrefix: "410a", outcome: .invalid),
+            Planned(recipient: "\(prefix)-c", platform: .android, tokenPrefix: "unregistered-", outcome: .invalid),
+            Planned(recipient: "\(prefix)-d", platform: .ios, tokenPrefix: "c0de", outcome: .delivered),
+            Planned(recipient: "\(prefix)-d", platform: .android, tokenPrefix: "fcm-", outcome: .delivered),
+        ]
+    }
+
+    static func register(_ plan: [Planned], _ fixture: WorkerFixture) async throws -> [(Planned, Int64)] {
+        var registered: [(Planned, Int64)] = []
+        for (index, device) in plan.enumerated() {
+            let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let token = device.platform == .ios
+                ? String((device.tokenPrefix + unique + String(repeating: "0", count: 64)).prefix(64)) : device.tokenPrefix + unique
+            let outcome = try await fixture.registry.register(DeviceRegistration(
+                recipientID: device.recipient, platform: device.platform,
+                appID: device.platform == .ios ? fixture.bundleID : EmulatorProcess.projectID,
+                environment: device.platform == .ios ? .production : nil, token: token,
+                publicKey: fixture.publicKeys[index % fixture.publicKeys.count]))
+            registered.append((device, outcome.deviceID))
+        }
+        return registered
+    }
+
+    /// Consumes the subscription until `count` events arrived or `timeout` passed.
+    static func events(_ fixture: WorkerFixture, queue: String, count: Int, timeout: Duration) async throws -> [QueueMessage] {
+        let consumer = try await fixture.amqp.consume(queue: queue, prefetch: 50)
+        let collector = Task {
+            var collected: [QueueMessage] = []
+            for try await message in consumer {
+                collected.append(message)
+                _ = await message.ack()
+                if collected.count >= count { break }
+            }
+            return collected
+        }
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            await consumer.cancel()
+        }
+        let messages = (try? await collector.value) ?? []
+        timer.cancel()
+        await consumer.cancel()
+        return messages
+    }
+
+    @Test("job.completed arrives once per job that asked for it, split or not, after retries, with exact counts and failed device ids, without tokens or content")
+    func completedOnce() async throws {
+        try await WorkerFixture.run(maxAttempts: 4) { fixture in
+            let plan = Self.plan(fixture.prefix)
+            let registered = try await Self.register(plan, fixture)
+            let queue = try await fixture.subscribe(toEvents: JobCompletedEvent.name)
+            let recipients = Array(Set(plan.map(\.recipient))).sorted()
+            let chunking = ["PUSHD_CHUNK_SIZE": "2"]
+            let workers = [try fixture.startWorker("report-a", environment: chunking), try fixture.startWorker("report-b", environment: chunking)]
+
+            // Whole (4 recipients, split into 2 chunks of 2), single (2 recipients, not split),
+            // and silent (no report asked).
+            var whole = fixture.job(id: "\(fixture.prefix)-whole", recipients: recipients, title: "Report me")
+            whole["report"] = ["completed_event": true]
+            var single = fixture.job(id: "\(fixture.prefix)-single", recipients: Array(recipients.prefix(2)), title: "Report me too")
+            single["report"] = ["completed_event": true]
+            let silent = fixture.job(id: "\(fixture.prefix)-silent", recipients: recipients, title: "Quiet")
+            for job in [whole, single, silent] { try await fixture.publish(job, lane: .urgent) }
+
+            let messages = try await Self.events(fixture, queue: queue, count: 2, timeout: .seconds(90))
+            #expect(messages.count == 2, "events: \(messages.count); worker log:\n\(workers[0].log.suffix(3000))")
+            // The silent job's retries settle too, then the workers drain: nothing more may come.
+            let settled = try await waitUntil(timeout: .seconds(60), every: .milliseconds(250)) {
+                var ready = try await fixture.readyJobs()
+                for tier in fixture.topology.retryTiers { ready += try await fixture.amqp.statistics(queue: fixture.topology.retryQueue(tier)).messages }
+                return ready == 0
+            }
+            #expect(settled)
+            for worker in workers { #expect(await worker.terminate(timeout: .seconds(30)) == 0) }
+            #expect(try await fixture.amqp.statistics(queue: queue).messages == 0, "a second job.completed was published")
+
+            let expected: [(id: String, recipients: Set<String>, chunks: Int)] = [
+                (whole["job_id"] as? String ?? "", Set(recipients), 2),
+                (single["job_id"] as? String ?? "", Set(recipients.prefix(2)), 1),
+            ]
+            #expect(Set(messages.compactMap(\.messageID)) == Set(expected.map(\.id)))
+            for message in messages {
+                let text = String(decoding: message.body, as: UTF8.self)
+                let event = try JSONDecoder().decode(JobCompletedEvent.self, from: Data(message.body))
+                #expect(message.messageID == event.jobID, "the message id is the de-duplication key")
+                let want = try #require(expected.first { $0.id == event.jobID })
+                let devices = registered.filter { want.recipients.contains($0.0.recipient) }
+                #expect(event.chunks == want.chunks)
+                for platform in Platform.allCases {
+                    for outcome in JobCompletedEvent.Outcome.allCases {
+                        let count = devices.filter { $0.0.platform == platform && $0.0.outcome == outcome }.count
+                        #expect(event.counts[platform]?[outcome] == count, "\(event.jobID) \(platform) \(outcome)")
+                    }
+                }
+                #expect(event.failedDeviceIDs == devices.filter { $0.0.outcome != .delivered }.map(\.1).sorted())
+                #expect(!event.failedDeviceIDsTruncated)
+                #expect(!text.contains("Report me") && !text.contains("private message") && !text.contains("c0de"))
+            }
+        }
+    }
+}
