@@ -29,7 +29,7 @@ public struct WorkerAssembly: Sendable {
             registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
             limits: .init(
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
-                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? max(1, configuration.maxInFlightDeliveries / 2)),
+                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight),
             metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))

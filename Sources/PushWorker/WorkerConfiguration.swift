@@ -35,9 +35,13 @@ public struct WorkerConfiguration: Sendable {
     public var bulkPrefetch = 4
     /// Jobs with more recipients are split into chunk jobs of this many on the bulk lane.
     public var chunkSize = 500
-    /// Pushes of bulk jobs in flight at once; the rest of `max_in_flight_deliveries` stays
-    /// free for urgent jobs.
+    /// Pushes of bulk jobs in flight at once (at most `max_in_flight_deliveries`); the rest
+    /// stays free for urgent jobs. Every bulk push in flight is one an urgent push may queue
+    /// behind (in the HTTP/2 connection, at APNs/FCM, for a core to seal it), so this is
+    /// small: 100 (`defaultBulkMaxInFlight`) keeps a connection busy while the urgent p99
+    /// under a bulk backlog stays a few hundred milliseconds on a 2-core machine.
     public var bulkMaxInFlightDeliveries: Int?
+    public static let defaultBulkMaxInFlight = 100
     public var maxInFlightDeliveries = 1000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var databasePoolSize = 4
