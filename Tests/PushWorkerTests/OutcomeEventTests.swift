@@ -129,3 +129,67 @@ struct OutcomeEventTests {
         }
     }
 }
+
+extension OutcomeEventTests {
+    @Test("a worker killed with SIGKILL mid-batch: every reporting job still gets job.completed, any repeat has the same message id and counts")
+    func completedAfterCrash() async throws {
+        try await WorkerFixture.run(maxAttempts: 4) { fixture in
+            // One device in eight has a dead token (invalid), one in eight fails twice first.
+            let devices = try await fixture.registerRecipients(40, mix: { index, _ in
+                switch index % 8 {
+                case 0: .pruned
+                case 3: .flaky
+                default: .normal
+                }
+            })
+            let queue = try await fixture.subscribe(toEvents: JobCompletedEvent.name)
+            let recipients = Array(Set(devices.map(\.recipient))).sorted()
+            let chunking = ["PUSHD_CHUNK_SIZE": "3"]
+            // 20 jobs of 10 recipients (40 devices, 4 chunks each).
+            var jobRecipients: [String: Set<String>] = [:]
+            for number in 0..<20 {
+                let slice = (0..<10).map { recipients[(number * 10 + $0) % recipients.count] }
+                var job = fixture.job(id: "\(fixture.prefix)-crash-\(number)", recipients: slice, title: "Crash")
+                job["report"] = ["completed_event": true]
+                try await fixture.publish(job, lane: .urgent)
+                jobRecipients[job["job_id"] as? String ?? ""] = Set(slice)
+            }
+            let first = try fixture.startWorker("killed", environment: chunking)
+            let started = try await waitUntil(timeout: .seconds(60), every: .milliseconds(20)) {
+                try await fixture.acceptedCount() >= 100
+            }
+            first.kill9()
+            #expect(started, "nothing delivered before the kill; worker log:\n\(first.log.suffix(2000))")
+            let second = try fixture.startWorker("survivor", environment: chunking)
+
+            var messages = try await Self.events(fixture, queue: queue, count: jobRecipients.count, timeout: .seconds(120))
+            let settled = try await waitUntil(timeout: .seconds(60), every: .milliseconds(250)) {
+                var ready = try await fixture.readyJobs()
+                for tier in fixture.topology.retryTiers { ready += try await fixture.amqp.statistics(queue: fixture.topology.retryQueue(tier)).messages }
+                return ready == 0
+            }
+            #expect(settled)
+            #expect(await second.terminate(timeout: .seconds(30)) == 0)
+            // Repeats (a crash between the confirm and the tally's mark) are still in the queue.
+            let extra = try await fixture.amqp.statistics(queue: queue).messages
+            if extra > 0 { messages += try await Self.events(fixture, queue: queue, count: extra, timeout: .seconds(10)) }
+
+            let byJob = Dictionary(grouping: messages, by: { $0.messageID ?? "" })
+            #expect(Set(byJob.keys) == Set(jobRecipients.keys), "jobs without an event: \(Set(jobRecipients.keys).subtracting(byJob.keys).count)")
+            for (jobID, copies) in byJob {
+                let events = try copies.map { try JSONDecoder().decode(JobCompletedEvent.self, from: Data($0.body)) }
+                let wanted = devices.filter { jobRecipients[jobID]?.contains($0.recipient) == true }
+                let invalid = wanted.filter { $0.kind == .pruned }
+                for event in events {
+                    #expect(event.jobID == jobID && event.chunks == 4)
+                    #expect(event.devices == wanted.count, "\(jobID): \(event.devices) devices counted, \(wanted.count) expected")
+                    let delivered = event.counts.values.reduce(0) { $0 + ($1[.delivered] ?? 0) }
+                    #expect(delivered == wanted.count - invalid.count, "\(jobID) delivered")
+                    #expect(event.failedDeviceIDs == invalid.map(\.id).sorted(), "\(jobID) failed ids")
+                    #expect(event.counts == events[0].counts, "\(jobID): repeats carry the same counts")
+                }
+            }
+            print("job.completed after a crash: \(messages.count) messages for \(byJob.count) jobs")
+        }
+    }
+}
