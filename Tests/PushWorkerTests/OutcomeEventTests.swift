@@ -51,28 +51,6 @@ struct OutcomeEventTests {
         return registered
     }
 
-    /// Consumes the subscription until `count` events arrived or `timeout` passed.
-    static func events(_ fixture: WorkerFixture, queue: String, count: Int, timeout: Duration) async throws -> [QueueMessage] {
-        let consumer = try await fixture.amqp.consume(queue: queue, prefetch: 50)
-        let collector = Task {
-            var collected: [QueueMessage] = []
-            for try await message in consumer {
-                collected.append(message)
-                _ = await message.ack()
-                if collected.count >= count { break }
-            }
-            return collected
-        }
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            await consumer.cancel()
-        }
-        let messages = (try? await collector.value) ?? []
-        timer.cancel()
-        await consumer.cancel()
-        return messages
-    }
-
     @Test("job.completed arrives once per job that asked for it, split or not, after retries, with exact counts and failed device ids, without tokens or content")
     func completedOnce() async throws {
         try await WorkerFixture.run(maxAttempts: 4) { fixture in
@@ -92,7 +70,7 @@ struct OutcomeEventTests {
             let silent = fixture.job(id: "\(fixture.prefix)-silent", recipients: recipients, title: "Quiet")
             for job in [whole, single, silent] { try await fixture.publish(job, lane: .urgent) }
 
-            let messages = try await Self.events(fixture, queue: queue, count: 2, timeout: .seconds(90))
+            let messages = try await fixture.collect(from: queue, count: 2, timeout: .seconds(90))
             #expect(messages.count == 2, "events: \(messages.count); worker log:\n\(workers[0].log.suffix(3000))")
             // The silent job's retries settle too, then the workers drain: nothing more may come.
             let settled = try await waitUntil(timeout: .seconds(60), every: .milliseconds(250)) {
@@ -162,7 +140,7 @@ extension OutcomeEventTests {
             #expect(started, "nothing delivered before the kill; worker log:\n\(first.log.suffix(2000))")
             let second = try fixture.startWorker("survivor", environment: chunking)
 
-            var messages = try await Self.events(fixture, queue: queue, count: jobRecipients.count, timeout: .seconds(120))
+            var messages = try await fixture.collect(from: queue, count: jobRecipients.count, timeout: .seconds(120))
             let settled = try await waitUntil(timeout: .seconds(60), every: .milliseconds(250)) {
                 var ready = try await fixture.readyJobs()
                 for tier in fixture.topology.retryTiers { ready += try await fixture.amqp.statistics(queue: fixture.topology.retryQueue(tier)).messages }
@@ -172,7 +150,7 @@ extension OutcomeEventTests {
             #expect(await second.terminate(timeout: .seconds(30)) == 0)
             // Repeats (a crash between the confirm and the tally's mark) are still in the queue.
             let extra = try await fixture.amqp.statistics(queue: queue).messages
-            if extra > 0 { messages += try await Self.events(fixture, queue: queue, count: extra, timeout: .seconds(10)) }
+            if extra > 0 { messages += try await fixture.collect(from: queue, count: extra, timeout: .seconds(10)) }
 
             let byJob = Dictionary(grouping: messages, by: { $0.messageID ?? "" })
             #expect(Set(byJob.keys) == Set(jobRecipients.keys), "jobs without an event: \(Set(jobRecipients.keys).subtracting(byJob.keys).count)")

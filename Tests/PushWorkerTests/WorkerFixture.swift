@@ -282,8 +282,12 @@ final class WorkerFixture: @unchecked Sendable {
     }
 
     func deadLetters(count: Int, timeout: Duration) async throws -> [QueueMessage] {
-        let consumer = try await amqp.consume(queue: topology.deadQueue, prefetch: 100)
-        var messages: [QueueMessage] = []
+        try await collect(from: topology.deadQueue, count: count, timeout: timeout)
+    }
+
+    /// Consumes and acks messages of `queue` until `count` arrived or `timeout` passed.
+    func collect(from queue: String, count: Int, timeout: Duration) async throws -> [QueueMessage] {
+        let consumer = try await amqp.consume(queue: queue, prefetch: 100)
         let collector = Task {
             var collected: [QueueMessage] = []
             for try await message in consumer {
@@ -297,7 +301,7 @@ final class WorkerFixture: @unchecked Sendable {
             try await Task.sleep(for: timeout)
             await consumer.cancel()
         }
-        messages = (try? await collector.value) ?? []
+        let messages = (try? await collector.value) ?? []
         timer.cancel()
         await consumer.cancel()
         return messages
