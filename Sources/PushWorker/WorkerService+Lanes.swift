@@ -30,12 +30,14 @@ extension WorkerService {
 
     /// Handles every message of every consumer, each lane read by its own task so neither
     /// waits for the other; returns once all consumers ended and every job is settled, with
-    /// the first consumer failure if any.
+    /// the first consumer failure if any. A lane that fails (its queue deleted, the
+    /// connection given up) stops the others too, as a single consumer's failure stopped the
+    /// worker before lanes: the process exits and is restarted rather than half-working.
     func handleAll(from consumers: [QueueConsumer]) async -> (any Error)? {
         await withTaskGroup(of: (any Error)?.self) { lanes in
             for consumer in consumers {
                 lanes.addTask {
-                    await withTaskGroup(of: Void.self) { jobs in
+                    let failure: (any Error)? = await withTaskGroup(of: Void.self) { jobs in
                         do {
                             for try await message in consumer {
                                 jobs.addTask { await self.handle(message) }
@@ -47,6 +49,10 @@ extension WorkerService {
                         await jobs.waitForAll()
                         return nil
                     }
+                    if failure != nil {
+                        for other in consumers { await other.cancel() }
+                    }
+                    return failure
                 }
             }
             var first: (any Error)?
