@@ -118,4 +118,18 @@ struct VolumeTests {
             print("killed while splitting: \(pushes.count) pushes, \(repeats) repeats replaced on the phone")
         }
     }
+
+    @Test("a worker whose bulk lane disappears stops, with an error, instead of working one lane only")
+    func laneLostStopsWorker() async throws {
+        try await WorkerFixture.run { fixture in
+            let worker = try fixture.startWorker()
+            let consuming = try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                try await fixture.amqp.statistics(queue: fixture.topology.bulkJobsQueue).consumers >= 1
+            }
+            #expect(consuming, "the worker never consumed the bulk lane; log:\n\(worker.log.suffix(2000))")
+            try await fixture.amqp.deleteQueue(fixture.topology.bulkJobsQueue)
+            let status = await worker.process.wait(timeout: .seconds(60))
+            #expect(status != nil && status != 0, "exit status \(String(describing: status)); log:\n\(worker.log.suffix(2000))")
+        }
+    }
 }
