@@ -1,10 +1,12 @@
 import Foundation
 import PushModel
+import PushProducer
 import PushQueue
 import PushTestSupport
 
 extension WorkerFixture {
-    /// Publishes a job to `lane` (sets `delivery.lane` and routes it as `JobPublisher` does).
+    /// Sets `delivery.lane` and publishes the job as producers do, through `JobPublisher`
+    /// (validated, routed to the lane's queue, confirmed).
     @discardableResult
     func publish(_ job: [String: Any], lane: NotificationJob.Lane) async throws -> NotificationJob {
         var job = job
@@ -12,9 +14,7 @@ extension WorkerFixture {
         delivery["lane"] = lane.rawValue
         job["delivery"] = delivery
         let data = try JSONSerialization.data(withJSONObject: job)
-        try await amqp.publish(PublishRequest(
-            exchange: topology.jobsExchange, routingKey: lane.routingKey,
-            message: OutgoingMessage(body: [UInt8](data), contentType: "application/json", messageID: job["job_id"] as? String)))
+        try await JobPublisher(connection: amqp, topology: topology).publish(json: [UInt8](data))
         return try NotificationJob(json: data)
     }
 
