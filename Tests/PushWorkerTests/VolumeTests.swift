@@ -60,6 +60,10 @@ struct VolumeTests {
             let recipients = Array(Set(devices.map(\.recipient))).sorted()
             let chunking = ["PUSHD_CHUNK_SIZE": "10"]
             let workers = [try fixture.startWorker("split-a", environment: chunking), try fixture.startWorker("split-b", environment: chunking)]
+            let bothConsume = try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                try await fixture.amqp.statistics(queue: fixture.topology.bulkJobsQueue).consumers == 2
+            }
+            #expect(bothConsume)
             let jobID = "\(fixture.prefix)-campaign"
             try await fixture.publish(fixture.job(id: jobID, recipients: recipients, title: "Big"), lane: .urgent)
             let log = PushLog(fixture)
@@ -77,9 +81,10 @@ struct VolumeTests {
             #expect(pushes.allSatisfy { $0.collapseID == jobID })
             let byToken = Dictionary(grouping: pushes, by: \.token)
             #expect(byToken.values.allSatisfy { $0.count == 1 })
-            // One worker split the original; the chunks went to whichever worker took them.
+            // One worker split the original; both delivered chunks (10 chunks, 4 at a time each).
             let splitters = workers.filter { $0.log.contains("job split") }
             #expect(splitters.count == 1, "the original is split once")
+            for worker in workers { #expect(worker.log.contains("\"job_id\":\"\(jobID)#"), "a worker delivered no chunk") }
         }
     }
 
