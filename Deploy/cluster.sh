@@ -58,7 +58,15 @@ if [ "$PROMETHEUS" = 1 ]; then
 fi
 log "building pushd (release)"
 swift build -c release --product pushd 2>&1 | tail -n 1
-bash Deploy/local/services.sh start
+if ! bash Deploy/local/services.sh start; then
+    # The usual cause: a state directory from an older version whose queues this version's
+    # topology declares differently (RabbitMQ refuses such an import). The demo's data is
+    # made anew on every run, so start from clean local services.
+    log "the local services did not start with this version's topology; resetting their state and starting again"
+    stop_processes
+    bash Deploy/local/services.sh reset
+    bash Deploy/local/services.sh start
+fi
 eval "$(bash Deploy/local/services.sh env)"
 stop_processes  # a previous run's workers, if any: this run starts fresh ones
 mkdir -p "$RUN/keys"

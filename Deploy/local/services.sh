@@ -7,6 +7,7 @@
 #   services.sh env                   print shell exports:  eval "$(Deploy/local/services.sh env)"
 #   services.sh rabbitmq-restart-app  rabbitmqctl stop_app + start_app (fault tests)
 #   services.sh pg-restart            pg_ctl restart -m fast -w (fault tests)
+#   services.sh pg-stop / pg-start    stop PostgreSQL alone / start it again (outage tests)
 #   services.sh psql [args]           psql as role pushd on database pushd
 #   services.sh rabbitmqctl [args]    rabbitmqctl against the private node
 #   services.sh reset                 stop and delete the services' state (asks no questions;
@@ -545,6 +546,8 @@ main() {
         env)    cmd_env ;;
         rabbitmq-restart-app) with_lock; rmq_restart_app ;;
         pg-restart) with_lock; pg_restart ;;
+        pg-stop) with_lock; pg_stop ;;
+        pg-start) with_lock; pg_start ;;
         psql)
             pg_layout
             exec "$PG_BIN/psql" "$(database_url)" "$@"

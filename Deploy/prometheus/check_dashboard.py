@@ -7,6 +7,7 @@
    started here on a free loopback port with this directory's rules loaded, stopped at the end):
    a query it refuses fails the check.
 2. Every metric name an expression reads must be exported by something real: a ``pushd worker``
+   and a ``pushd cleanup`` (each exports its own metrics)
    started here (its ``/metrics``; credentials made with the emulator's make_credentials.py,
    broker and database from PUSHD_AMQP_URL / PUSHD_DATABASE_URL), the RabbitMQ node's
    rabbitmq_prometheus endpoint (``--broker``, default the first of
@@ -145,8 +146,9 @@ def exposition_names(text: str) -> set[str]:
     return names
 
 
-def worker_names(pushd: str, work: Path) -> set[str]:
-    """Starts `pushd worker` against the test broker and database, reads its /metrics."""
+def pushd_names(pushd: str, work: Path, command: str) -> set[str]:
+    """Starts `pushd <command>` (worker or cleanup: each exports its own metrics) against the
+    test broker and database, reads its /metrics."""
     credentials = work / "credentials"
     subprocess.run([sys.executable, str(REPO / "Deploy/emulator/make_credentials.py"), "--out", str(credentials),
                     "--bundle", "com.example.dashboard", "--project", "demo-project", "--port", "9"],
@@ -167,19 +169,19 @@ def worker_names(pushd: str, work: Path) -> set[str]:
         "PUSHD_FCM_SERVICE_ACCOUNT_FILES": str(credentials / "service-account-demo-project.json"),
         "PUSHD_SHUTDOWN_TIMEOUT_SECONDS": "5",
     })
-    log_path = work / "worker.log"
+    log_path = work / f"{command}.log"
     with open(log_path, "wb") as output:
-        worker = subprocess.Popen([pushd, "worker"], env=environment, stdout=output, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen([pushd, command], env=environment, stdout=output, stderr=subprocess.STDOUT)
     try:
         text = wait_for(f"http://127.0.0.1:{port}/metrics", 60, worker).decode()
     except RuntimeError:
-        log(f"worker log:\n{log_path.read_text()[-3000:]}")
+        log(f"{command} log:\n{log_path.read_text()[-3000:]}")
         raise
     finally:
         stop(worker)
     names = exposition_names(text)
     if not any(name.startswith("pushd_") for name in names):
-        raise RuntimeError(f"the worker's /metrics has no pushd_ metric:\n{text[:2000]}")
+        raise RuntimeError(f"the {command}'s /metrics has no pushd_ metric:\n{text[:2000]}")
     return names
 
 
@@ -288,7 +290,7 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="pushd-dashboard-") as directory:
         work = Path(directory)
-        worker = worker_names(args.pushd, work)
+        worker = pushd_names(args.pushd, work, "worker") | pushd_names(args.pushd, work, "cleanup")
         broker = broker_names(args.broker)
         known = worker | broker | recorded_names() | {"up"}
         log(f"{len(exprs)} dashboard and {len(rule_expressions())} rule expressions; {len(worker)} worker, {len(broker)} broker and "

@@ -174,7 +174,7 @@ final class PipelineRun {
                 var job = headers?["apns-collapse-id"] as? String
                 if job == nil, let text = push["body"] as? String,
                    let body = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
-                    job = ((body["message"] as? [String: Any])?["android"] as? [String: Any])?["collapse_key"] as? String
+                    job = ((body["message"] as? [String: Any])?["data"] as? [String: Any])?["tag"] as? String
                 }
                 if let job, let at = push["received_at"] as? Double { all.append((job, at)) }
             }

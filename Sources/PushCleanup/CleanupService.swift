@@ -40,7 +40,7 @@ public final class CleanupService: Service {
         let batches = BatchingSequence(base: consumer, size: batchSize, window: .milliseconds(50))
         do {
             for try await batch in batches {
-                await prune(batch)
+                await prune(batch, shutdown: shutdown)
             }
         } catch {
             if !shutdown.isTriggered { throw error }
@@ -48,7 +48,7 @@ public final class CleanupService: Service {
         logger.info("cleanup stopped")
     }
 
-    private func prune(_ messages: [QueueMessage]) async {
+    private func prune(_ messages: [QueueMessage], shutdown: ShutdownSignal) async {
         var requests: [(message: QueueMessage, request: PruneRequest)] = []
         for message in messages {
             guard let request = Self.pruneRequest(from: message.body) else {
@@ -60,39 +60,69 @@ public final class CleanupService: Service {
             requests.append((message, request))
         }
         guard !requests.isEmpty else { return }
-        var attempt = 0
-        while true {
-            do {
-                let deleted = try await registry.pruneAll(requests.map(\.request))
-                for (entry, wasDeleted) in zip(requests, deleted) {
-                    let request = entry.request
-                    metrics.pruneEvents.increment(wasDeleted ? "pruned" : "kept")
-                    if wasDeleted { metrics.tokensPruned.increment(request.platform.rawValue) }
-                    logger.info(wasDeleted ? "token pruned" : "token kept (re-registered or already gone)", [
-                        "platform": .string(request.platform.rawValue), "app_id": .string(request.appID),
-                        "token_kind": .string(request.tokenKind?.rawValue ?? "device"),
-                        "token": .string(Redact.token(request.token)),
-                    ])
-                    _ = await entry.message.ack()
-                }
-                return
-            } catch {
-                attempt += 1
-                guard error.isRetryable, attempt < 5 else {
-                    logger.error("pruning failed; events go back to the queue", ["error": .string("\(error)")])
-                    for entry in requests { _ = await entry.message.nack(requeue: true) }
-                    return
-                }
-                try? await Task.sleep(for: Backoff(base: .milliseconds(200), cap: .seconds(5)).upperBound(attempt: attempt))
+        switch await pruneWithRetries(requests.map(\.request), shutdown: shutdown) {
+        case .success(let deleted):
+            for (entry, wasDeleted) in zip(requests, deleted) { await settle(entry.message, entry.request, deleted: wasDeleted) }
+        case .failure(let error) where !error.isRetryable && requests.count > 1:
+            // The database refused an argument of one event, and the batch is atomic: prune
+            // one by one so that only the refused event is dead-lettered and the others are
+            // neither failed nor redelivered.
+            logger.warning("a batch was refused; pruning its events one by one", ["error": .string("\(error)")])
+            for entry in requests { await pruneAlone(entry.message, entry.request, shutdown: shutdown) }
+        case .failure(let error):
+            await settleFailed(requests.map(\.message), error)
+        }
+    }
+
+    private func pruneAlone(_ message: QueueMessage, _ request: PruneRequest, shutdown: ShutdownSignal) async {
+        switch await pruneWithRetries([request], shutdown: shutdown) {
+        case .success(let deleted): await settle(message, request, deleted: deleted.first ?? false)
+        case .failure(let error): await settleFailed([message], error)
+        }
+    }
+
+    /// A refused event is dead-lettered; a dependency failure puts the events back.
+    private func settleFailed(_ messages: [QueueMessage], _ error: StoreError) async {
+        if error.isRetryable {
+            logger.error("pruning failed; events go back to the queue", ["error": .string("\(error)")])
+            for message in messages { _ = await message.nack(requeue: true) }
+        } else {
+            logger.warning("token.invalid event refused by the database; dead-lettered", ["error": .string("\(error)")])
+            for message in messages {
+                metrics.pruneEvents.increment("malformed")
+                _ = await message.reject()
             }
         }
     }
 
-    /// The prune request a `token.invalid` event asks for; nil for anything else.
-    static func pruneRequest(from body: [UInt8]) -> PruneRequest? {
-        guard let event = try? JSONDecoder().decode(TokenInvalidEvent.self, from: Data(body)) else { return nil }
-        return PruneRequest(
-            appID: event.appID, platform: event.platform, environment: event.environment, token: event.token,
-            invalidSince: event.invalidSince, tokenKind: event.tokenKind)
+    private func settle(_ message: QueueMessage, _ request: PruneRequest, deleted: Bool) async {
+        metrics.pruneEvents.increment(deleted ? "pruned" : "kept")
+        if deleted { metrics.tokensPruned.increment(request.platform.rawValue) }
+        logger.info(deleted ? "token pruned" : "token kept (re-registered or already gone)", [
+            "platform": .string(request.platform.rawValue), "app_id": .string(request.appID),
+            "token_kind": .string(request.tokenKind?.rawValue ?? "device"),
+            "token": .string(Redact.token(request.token)),
+        ])
+        _ = await message.ack()
+    }
+
+    /// `pruneAll` (device and Live Activity tokens), retrying what may succeed if simply tried again, for as long as it takes:
+    /// during a PostgreSQL outage the batch is held (unacked, so the consumer's prefetch
+    /// stops further deliveries) rather than handed back, so an outage never pushes an event
+    /// towards the queue's delivery limit. Only a shutdown gives up (the events go back).
+    private func pruneWithRetries(_ requests: [PruneRequest], shutdown: ShutdownSignal) async -> Result<[Bool], StoreError> {
+        var attempt = 0
+        while true {
+            do {
+                return .success(try await registry.pruneAll(requests))
+            } catch {
+                attempt += 1
+                guard error.isRetryable, !shutdown.isTriggered, !Task.isCancelled else { return .failure(error) }
+                if attempt == 5 {
+                    logger.warning("PostgreSQL unreachable; holding the batch until it answers", ["error": .string("\(error)")])
+                }
+                try? await Task.sleep(for: Backoff(base: .milliseconds(200), cap: .seconds(5)).upperBound(attempt: attempt))
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 /// Builds the FCM HTTP v1 request body for every Android device of one job.
 ///
 ///     {"message":{"token":…,"data":{"encrypted_data":…,"title":…,"message":…,"channelId":…,
-///                 "experienceId":…,"scopeKey":…,…},"android":{"priority":"HIGH","ttl":"…s",
+///                 "experienceId":…,"scopeKey":…,"tag":…,…},"android":{"priority":"HIGH","ttl":"…s",
 ///                 "collapse_key":…}}}
 ///
 /// Data-only, every value a string: expo-notifications on Android handles only data
@@ -17,9 +17,14 @@ public struct FCMMessageTemplate: Sendable {
     private let android: String
 
     /// - Parameters:
-    ///   - collapseKey: replaces an undelivered earlier message with the same key.
+    ///   - collapseKey: replaces an undelivered earlier message with the same key. Only when
+    ///     the job asks for it (`delivery.collapse_id`): FCM keeps at most four collapse keys
+    ///     per offline device, so a key per job would silently drop notifications.
     ///   - ttlSeconds: how long FCM keeps the message for an offline device (nil: FCM's default).
-    public init(job: NotificationJob, priority: Priority, collapseKey: String?, ttlSeconds: Int64?) {
+    ///   - notificationTag: expo-notifications' `tag`: a notification with the same tag
+    ///     replaces the shown one, so a redelivered job does not show twice (what
+    ///     `apns-collapse-id` does on iOS).
+    public init(job: NotificationJob, priority: Priority, collapseKey: String?, ttlSeconds: Int64?, notificationTag: String? = nil) {
         var data: [(String, String)] = [("title", job.fallback.title), ("message", job.fallback.message)]
         let presentation = job.presentation
         if let channel = presentation.androidChannelID { data.append(("channelId", channel)) }
@@ -28,6 +33,7 @@ public struct FCMMessageTemplate: Sendable {
         if let category = presentation.category { data.append(("categoryId", category)) }
         if let experience = job.app.experienceID { data.append(("experienceId", experience)) }
         if let scope = job.app.scopeKey { data.append(("scopeKey", scope)) }
+        if let notificationTag { data.append(("tag", notificationTag)) }
         self.sharedData = data.map { (key: $0.0, value: $0.1) }
         var android = "{\"priority\":\"\(priority.rawValue)\""
         if let ttlSeconds { android += ",\"ttl\":\"\(max(0, ttlSeconds))s\"" }

@@ -7,11 +7,11 @@ extension JobDocument {
     }
 
     /// The chunk jobs, as JSON: the same document with `chunkSize` consecutive recipients
-    /// each, `job_id` = `<job_id>#<n>` (n from 1), a `chunk` block naming the original, the
-    /// bulk lane, and `delivery.collapse_id` = the original's collapse id, so a phone that
-    /// gets a chunk twice (a redelivered original re-splits into the same chunks) shows one
-    /// notification. Deterministic: the same document always gives the same bytes.
-    public func chunks(chunkSize: Int, collapseID: String) -> [(jobID: String, json: [UInt8])] {
+    /// each, `job_id` = `<job_id>#<n>` (n from 1), a `chunk` block naming the original (whose
+    /// id the workers derive the collapse id from, so a phone that gets a chunk twice, after
+    /// a redelivered original re-split into the same chunks, shows one notification), and
+    /// the bulk lane. Deterministic: the same document always gives the same bytes.
+    public func chunks(chunkSize: Int) -> [(jobID: String, json: [UInt8])] {
         let size = max(1, chunkSize)
         let (key, all): (String, [JSONValue]) = switch job.recipients {
         case .recipientIDs(let ids): ("recipient_ids", ids.map { .string($0) })
@@ -20,7 +20,6 @@ extension JobDocument {
         let count = (all.count + size - 1) / size
         var delivery: [String: JSONValue] = if case .object(let existing)? = fields["delivery"] { existing } else { [:] }
         delivery["lane"] = .string(NotificationJob.Lane.bulk.rawValue)
-        delivery["collapse_id"] = .string(collapseID)
         var chunks: [(jobID: String, json: [UInt8])] = []
         chunks.reserveCapacity(count)
         for index in 1...max(1, count) {

@@ -37,10 +37,13 @@ extension NotificationJob {
 
         let app = try job.object("app")
         self.app = App(
-            iosBundleID: try app.optionalString("ios_bundle_id", maxBytes: 255),
-            fcmProjectID: try app.optionalString("fcm_project_id", maxBytes: 255),
-            experienceID: try app.optionalString("experience_id", maxBytes: 255),
-            scopeKey: try app.optionalString("scope_key", maxBytes: 255))
+            iosBundleID: try app.optionalString("ios_bundle_id", length: 1...255, matching: Self.isAppIdentifier,
+                                                 "letters, digits, '.', '_', '-', starting with a letter or digit"),
+            fcmProjectID: try app.optionalString("fcm_project_id", length: 1...255, matching: Self.isAppIdentifier,
+                                                  "letters, digits, '.', '_', '-', starting with a letter or digit"),
+            experienceID: try app.optionalString("experience_id", length: 0...255, matching: Self.isExpoExperience,
+                                                  "\"@owner/slug\""),
+            scopeKey: try app.optionalString("scope_key", length: 1...255))
         guard self.app.iosBundleID != nil || self.app.fcmProjectID != nil else {
             throw JobValidationError("app", "needs ios_bundle_id, fcm_project_id or both")
         }
@@ -52,13 +55,13 @@ extension NotificationJob {
         if let content = try job.optionalObject("content") {
             var sender: Sender?
             if let senderReader = try content.optionalObject("sender") {
-                let avatar = try senderReader.optionalString("avatarUrl", maxBytes: 2048)
+                let avatar = try senderReader.optionalString("avatarUrl", length: 0...2048)
                 if let avatar, !avatar.hasPrefix("https://") {
                     throw JobValidationError("content.sender.avatarUrl", "must be an https:// URL")
                 }
                 sender = Sender(
-                    id: try senderReader.string("id", maxBytes: 255),
-                    displayName: try senderReader.string("displayName", maxBytes: 255),
+                    id: try senderReader.string("id", length: 1...255),
+                    displayName: try senderReader.string("displayName", length: 1...255),
                     avatarURL: avatar)
             }
             self.content = Content(
@@ -72,18 +75,20 @@ extension NotificationJob {
 
         let fallback = liveActivity == nil ? try job.object("fallback") : try job.optionalObject("fallback")
         self.fallback = try fallback.map { (fallback) throws(JobValidationError) in
-            Fallback(title: try fallback.string("title", maxBytes: 1024), message: try fallback.string("message", maxBytes: 1024))
+            Fallback(title: try fallback.string("title", length: 0...256), message: try fallback.string("message", length: 1...1024))
         } ?? Fallback(title: "", message: "")
 
         if let presentation = try job.optionalObject("presentation") {
             let badge = try presentation.optionalInt("badge")
-            if let badge, badge < 0 { throw JobValidationError("presentation.badge", "must be 0 or more") }
+            if let badge, badge < 0 || badge > Int64(Int32.max) {
+                throw JobValidationError("presentation.badge", "must be between 0 and \(Int32.max)")
+            }
             self.presentation = Presentation(
-                threadID: try presentation.optionalString("thread_id", maxBytes: 255),
-                category: try presentation.optionalString("category", maxBytes: 255),
-                sound: try presentation.optionalString("sound", maxBytes: 255),
+                threadID: try presentation.optionalString("thread_id", length: 1...256),
+                category: try presentation.optionalString("category", length: 1...256),
+                sound: try presentation.optionalString("sound", length: 1...256),
                 badge: badge.map { Int($0) },
-                androidChannelID: try presentation.optionalString("android_channel_id", maxBytes: 255))
+                androidChannelID: try presentation.optionalString("android_channel_id", length: 1...256))
         } else {
             self.presentation = Presentation()
         }
@@ -116,6 +121,12 @@ extension NotificationJob {
             let attempt = try retry.int("attempt")
             guard attempt >= 1 else { throw JobValidationError("retry.attempt", "must be 1 or more") }
             let deviceIDs = try retry.optionalIntArray("device_ids") ?? []
+            if try retry.optionalIntArray("device_ids")?.isEmpty == true {
+                throw JobValidationError("retry.device_ids", "must not be empty")
+            }
+            guard deviceIDs.count <= NotificationJob.maximumRetryDevices else {
+                throw JobValidationError("retry.device_ids", "has \(deviceIDs.count) entries; at most \(NotificationJob.maximumRetryDevices)")
+            }
             let firstText = try retry.string("first_attempt_at", maxBytes: 64)
             guard let first = RFC3339.date(from: firstText) else {
                 throw JobValidationError("retry.first_attempt_at", "must be an RFC 3339 timestamp")
@@ -139,6 +150,25 @@ extension NotificationJob {
             return .deviceIDs(ids)
         default:
             throw JobValidationError("recipients", "needs exactly one of recipient_ids or device_ids")
+        }
+    }
+
+    /// `^[A-Za-z0-9][A-Za-z0-9._-]*$`, the schema's pattern for bundle and project ids.
+    static func isAppIdentifier(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || ("0"..."9").contains(first) else {
+            return false
+        }
+        return text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-_".unicodeScalars.contains(scalar))
+        }
+    }
+
+    /// `^@[^/\s]+/[^/\s]+$`, the schema's pattern for Expo's experience id.
+    static func isExpoExperience(_ text: String) -> Bool {
+        guard text.hasPrefix("@") else { return false }
+        let parts = text.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { part in
+            !part.isEmpty && !part.unicodeScalars.contains { $0.properties.isWhitespace }
         }
     }
 
@@ -166,9 +196,32 @@ struct FieldReader {
         guard case .object = value else { throw JobValidationError(path, "must be a JSON object") }
     }
 
+    /// nil only when the key is missing: `null` is a value of the wrong type, as the schema
+    /// reads it.
     private func field(_ key: String) -> JSONValue? {
-        guard case .object(let fields) = value, let field = fields[key], field != .null else { return nil }
+        guard case .object(let fields) = value, let field = fields[key] else { return nil }
         return field
+    }
+
+    /// A string whose length in Unicode code points (how JSON Schema counts `minLength` and
+    /// `maxLength`) is within `length`, and that `matching` accepts.
+    func string(_ key: String, length: ClosedRange<Int>) throws(JobValidationError) -> String {
+        guard let text = try optionalString(key, length: length) else {
+            throw JobValidationError(child(key), "is required")
+        }
+        return text
+    }
+
+    func optionalString(
+        _ key: String, length: ClosedRange<Int>, matching rule: (String) -> Bool = { _ in true }, _ ruleText: String = ""
+    ) throws(JobValidationError) -> String? {
+        guard let text = try optionalString(key, maxBytes: .max) else { return nil }
+        let count = text.unicodeScalars.count
+        guard length.contains(count) else {
+            throw JobValidationError(child(key), "is \(count) characters; must be \(length.lowerBound) to \(length.upperBound)")
+        }
+        guard rule(text) else { throw JobValidationError(child(key), "must be \(ruleText)") }
+        return text
     }
 
     func string(_ key: String, maxBytes: Int) throws(JobValidationError) -> String {
@@ -223,8 +276,8 @@ struct FieldReader {
         var strings: [String] = []
         strings.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            guard case .string(let text) = item, !text.isEmpty, text.utf8.count <= 1024 else {
-                throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 1024 bytes")
+            guard case .string(let text) = item, !text.isEmpty, text.unicodeScalars.count <= 1024 else {
+                throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 1024 characters")
             }
             strings.append(text)
         }
@@ -237,8 +290,9 @@ struct FieldReader {
         var numbers: [Int64] = []
         numbers.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            guard case .number(let number) = item, number == number.rounded(), number >= 1, number < 9e15 else {
-                throw JobValidationError("\(child(key))[\(index)]", "must be a positive integer")
+            // 2^53 - 1: the largest integer every JSON parser (and this one's Double) reads exactly.
+            guard case .number(let number) = item, number == number.rounded(), number >= 1, number <= 9_007_199_254_740_991 else {
+                throw JobValidationError("\(child(key))[\(index)]", "must be an integer from 1 to 9007199254740991")
             }
             numbers.append(Int64(number))
         }

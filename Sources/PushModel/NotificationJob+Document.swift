@@ -18,6 +18,7 @@ public struct JobDocument: Sendable, Equatable {
             throw JobValidationError("", "not valid JSON")
         }
         job = try NotificationJob(reading: FieldReader(root, path: ""))
+        try job.checkSealedSize()
         guard case .object(let fields) = root else { throw JobValidationError("", "must be a JSON object") }
         self.fields = fields
     }

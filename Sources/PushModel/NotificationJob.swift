@@ -8,6 +8,8 @@ import Foundation
 public struct NotificationJob: Sendable, Equatable {
     public static let currentVersion = 1
     public static let maximumRecipients = 10_000
+    /// Device ids one retry message may carry; a worker splits larger retries.
+    public static let maximumRetryDevices = 10_000
     public static let maximumJobIDLength = 128
 
     public var jobID: String

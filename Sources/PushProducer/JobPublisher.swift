@@ -54,6 +54,10 @@ public struct JobPublisher: Sendable {
     static func request(json: [UInt8], topology: Topology) throws(PublishError) -> PublishRequest {
         let job: NotificationJob
         do { job = try NotificationJob(json: Data(json)) } catch { throw .invalidJob(error) }
+        // Workers would dead-letter it as forged: refuse it here, where the producer sees why.
+        if job.retry != nil {
+            throw .invalidJob(JobValidationError("retry", "is worker-internal state; producers must not set it"))
+        }
         var message = OutgoingMessage(body: json, contentType: "application/json", messageID: job.jobID)
         // The first-attempt time for jobs without retry state (TTL and maximum age count from it).
         message.timestamp = UInt64(Date().timeIntervalSince1970)

@@ -50,13 +50,14 @@ extension Topology {
         ]
         var queues = [
             QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: bulkJobsQueue, arguments: poisonSafe),
+            QueueDeclaration(name: retriesQueue, arguments: poisonSafe),
         ]
         for tier in retryTiers {
             queues.append(QueueDeclaration(name: retryQueue(tier), arguments: [
                 "x-queue-type": "quorum",
                 "x-message-ttl": .int(Self.milliseconds(tier.delay)),
-                "x-dead-letter-exchange": .string(jobsExchange),
-                "x-dead-letter-routing-key": .string(Self.jobRoutingKey),
+                "x-dead-letter-exchange": .string(retryExchange),
+                "x-dead-letter-routing-key": .string(Self.dueRoutingKey),
                 "x-dead-letter-strategy": "at-least-once",
                 "x-overflow": "reject-publish",
             ]))
@@ -70,6 +71,7 @@ extension Topology {
         var bindings = [
             BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey),
             BindingDeclaration(exchange: jobsExchange, queue: bulkJobsQueue, routingKey: Self.bulkRoutingKey),
+            BindingDeclaration(exchange: retryExchange, queue: retriesQueue, routingKey: Self.dueRoutingKey),
         ]
         for tier in retryTiers {
             bindings.append(BindingDeclaration(exchange: retryExchange, queue: retryQueue(tier), routingKey: tier.name))

@@ -7,7 +7,8 @@
 /// benchmarks use a unique prefix and their own retry tiers, and delete what they declared.
 public struct Topology: Sendable, Hashable {
     /// A delayed-retry queue: a message published to `retryExchange` with the tier's name as
-    /// routing key waits there for `delay`, then is dead-lettered back to the jobs queue.
+    /// routing key waits there for `delay`, then is dead-lettered back to `retryExchange`
+    /// with `dueRoutingKey`, into `retriesQueue`.
     public struct RetryTier: Sendable, Hashable {
         public let name: String
         public let delay: Duration
@@ -27,11 +28,13 @@ public struct Topology: Sendable, Hashable {
         ]
     }
 
-    /// Routing key of jobs on `jobsExchange` (the urgent lane, `jobsQueue`), and of retries
-    /// once their delay has passed.
+    /// Routing key of jobs on `jobsExchange` (the urgent lane, `jobsQueue`).
     public static let jobRoutingKey = "job"
     /// Routing key of bulk-lane jobs on `jobsExchange` (`bulkJobsQueue`), and of chunks.
     public static let bulkRoutingKey = "bulk"
+    /// Routing key under which a retry whose delay has passed goes from its tier queue back
+    /// to `retryExchange`, and on to `retriesQueue`.
+    public static let dueRoutingKey = "due"
     /// Routing key of the event the cleanup consumer acts on.
     public static let tokenInvalidRoutingKey = "token.invalid"
     /// Redeliveries after which the broker dead-letters a job or event instead of requeueing
@@ -54,7 +57,13 @@ public struct Topology: Sendable, Hashable {
     public var jobsQueue: String { "\(prefix).jobs" }
     /// The bulk lane: its own quorum queue, consumed by every worker with its own prefetch.
     public var bulkJobsQueue: String { "\(prefix).jobs.bulk" }
+    /// Only workers may publish here (`definitions.production.json`): what arrives through it
+    /// is the only place retry state is trusted.
     public var retryExchange: String { "\(prefix).retry" }
+    /// Retries whose delay has passed, consumed by workers next to `jobsQueue`. Producers can
+    /// neither publish to it nor to `retryExchange`, so a job carrying retry state that
+    /// arrives on `jobsQueue` is forged and dead-lettered.
+    public var retriesQueue: String { "\(prefix).retries" }
     public var deadExchange: String { "\(prefix).dead" }
     public var deadQueue: String { "\(prefix).dead" }
     public var eventsExchange: String { "\(prefix).events" }

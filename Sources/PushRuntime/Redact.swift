@@ -8,9 +8,14 @@ public enum Redact {
     }
 
     /// A connection URL without its password (`amqp://user:***@host/vhost`).
+    ///
+    /// Conservative, for URLs that may not even parse: everything between the scheme and the
+    /// *last* `@` is credentials (as the AMQP parser reads them, and so that a password
+    /// holding `@` or `/` is never half shown); only the user name before the first `:`
+    /// stays.
     public static func url(_ url: String) -> String {
         guard let scheme = url.range(of: "://"),
-              let at = url.range(of: "@", range: scheme.upperBound..<url.endIndex)
+              let at = url.range(of: "@", options: .backwards, range: scheme.upperBound..<url.endIndex)
         else { return url }
         let credentials = url[scheme.upperBound..<at.lowerBound]
         guard let colon = credentials.firstIndex(of: ":") else { return url }

@@ -47,11 +47,14 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
     }
 
+    /// What logs, events and dead-letter reasons may carry: never `detail`, which can quote
+    /// whole rows ("Failing row contains (…)", "Key (push_token)=(…)"), tokens and keys
+    /// included; the constraint's name says which rule failed.
     public var description: String {
         var text = "PostgreSQL \(severity ?? "ERROR")"
         if let sqlState { text += " \(sqlState)" }
         text += ": \(message)"
-        if let detail { text += " — \(detail)" }
+        if let constraint { text += " (constraint \(constraint))" }
         if let hint { text += " (hint: \(hint))" }
         return text
     }

@@ -1,6 +1,8 @@
 import PushCrypto
 
-/// The collapse id (APNs `apns-collapse-id`) and collapse key (FCM) of a job.
+/// The collapse id (APNs `apns-collapse-id`) and notification tag (expo-notifications'
+/// `tag` in FCM data) of a job. FCM's own `collapse_key` is set only when the job asks for
+/// one (`delivery.collapse_id`): FCM keeps at most four per offline device.
 ///
 /// Derived from the job id unless the producer gave one, so a job delivered twice (a
 /// redelivery after a worker crash, a retry) replaces the notification on the phone instead

@@ -88,9 +88,10 @@ struct ConfigurationReader {
         return nil
     }
 
-    /// `apns: [{team_id, key_id, key_file | key_env, bundle_ids, base_url?}]` from the file,
-    /// plus one entry from `PUSHD_APNS_TEAM_ID`, `PUSHD_APNS_KEY_ID`, `PUSHD_APNS_KEY_FILE`,
-    /// `PUSHD_APNS_BUNDLE_IDS` (comma-separated) and `PUSHD_APNS_BASE_URL`.
+    /// `apns: [{team_id, key_id, key_file | key_env, bundle_ids, base_url?, production_url?,
+    /// sandbox_url?}]` from the file, plus one entry from `PUSHD_APNS_TEAM_ID`,
+    /// `PUSHD_APNS_KEY_ID`, `PUSHD_APNS_KEY_FILE`, `PUSHD_APNS_BUNDLE_IDS` (comma-separated),
+    /// `PUSHD_APNS_BASE_URL`, `PUSHD_APNS_PRODUCTION_URL` and `PUSHD_APNS_SANDBOX_URL`.
     mutating func apnsCredentials() -> [WorkerConfiguration.APNsCredentials] {
         var entries: [[String: Any]] = []
         if let list = file["apns"] {
@@ -102,6 +103,8 @@ struct ConfigurationReader {
                 "key_file": environment["PUSHD_APNS_KEY_FILE"] as Any,
                 "bundle_ids": (environment["PUSHD_APNS_BUNDLE_IDS"] ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) },
                 "base_url": environment["PUSHD_APNS_BASE_URL"] as Any,
+                "production_url": environment["PUSHD_APNS_PRODUCTION_URL"] as Any,
+                "sandbox_url": environment["PUSHD_APNS_SANDBOX_URL"] as Any,
             ])
         }
         var credentials: [WorkerConfiguration.APNsCredentials] = []
@@ -127,9 +130,16 @@ struct ConfigurationReader {
             if let pem, (try? APNsTokenProvider(teamID: team, keyID: key, privateKeyPEM: pem)) == nil {
                 problem("\(place): the key is not a valid APNs .p8 (P-256) private key")
             }
-            let baseURL = (entry["base_url"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? environment["PUSHD_APNS_BASE_URL"]
+            func url(_ key: String, _ variable: String) -> String? {
+                (entry[key] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+            }
+            let baseURL = url("base_url", "PUSHD_APNS_BASE_URL")
+            let productionURL = url("production_url", "PUSHD_APNS_PRODUCTION_URL")
+            let sandboxURL = url("sandbox_url", "PUSHD_APNS_SANDBOX_URL")
             if let pem {
-                credentials.append(.init(teamID: team, keyID: key, privateKeyPEM: pem, bundleIDs: bundles, baseURL: baseURL))
+                credentials.append(.init(
+                    teamID: team, keyID: key, privateKeyPEM: pem, bundleIDs: bundles, baseURL: baseURL,
+                    productionURL: productionURL, sandboxURL: sandboxURL))
             }
         }
         return credentials

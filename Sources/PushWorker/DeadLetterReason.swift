@@ -9,12 +9,16 @@ enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
     case malformed(JobValidationError)
     /// Devices still failing when the retry policy gave up.
     case retriesExhausted(RetryPolicy.GiveUp)
+    /// A job on the producers' queue carrying the worker's `retry` state: only workers may
+    /// set it, through the retry exchange.
+    case forgedRetryState
 
     var cause: String {
         switch self {
         case .oversize: "oversize"
         case .malformed: "malformed"
         case .retriesExhausted: "retries_exhausted"
+        case .forgedRetryState: "forged_retry_state"
         }
     }
 
@@ -23,6 +27,8 @@ enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
         case .oversize(let bytes, let limit): "oversize job: \(bytes) bytes, the limit is \(limit)"
         case .malformed(let error): "malformed job: \(error.description)"
         case .retriesExhausted(let why): why.description
+        case .forgedRetryState:
+            "forged retry state: a job from producers must not carry \"retry\" (only workers set it, through the retry exchange)"
         }
     }
 }

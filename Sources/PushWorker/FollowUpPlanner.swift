@@ -35,6 +35,9 @@ struct FollowUpPlanner: Sendable {
         guard !retryDevices.isEmpty else { return followUps }
         // A broadcast has no device (its stand-in has id 0): its retry names none.
         let retryIDs = retryDevices.filter { $0 > 0 }
+        // Bounded retry bodies: at most `maximumRetryDevices` ids each (one empty group for a
+        // broadcast).
+        let retryGroups = retryIDs.isEmpty ? [[]] : Self.chunks(retryIDs)
 
         let attempts = accepted.attempt
         switch retryPolicy.decide(
@@ -42,12 +45,24 @@ struct FollowUpPlanner: Sendable {
             retryAfter: longestRetryAfter, now: now)
         {
         case .retry(let tier, let attempt):
-            let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
-            followUps.append(.retry(state, tier: tier))
+            for chunk in retryGroups {
+                let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: chunk)
+                followUps.append(.retry(state, tier: tier))
+            }
         case .giveUp(let why):
-            let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: retryIDs)
-            followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
+            for chunk in retryGroups {
+                let state = NotificationJob.RetryState(attempt: attempts, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: chunk)
+                followUps.append(.deadLetter(.retriesExhausted(why), retry: state))
+            }
         }
         return followUps
+    }
+
+    /// Retry state is bounded per message (`NotificationJob.maximumRetryDevices` ids), so a
+    /// retry's body stays within what intake accepts however many devices failed.
+    static func chunks(_ ids: [Int64]) -> [[Int64]] {
+        stride(from: 0, to: ids.count, by: NotificationJob.maximumRetryDevices).map {
+            Array(ids[$0..<min($0 + NotificationJob.maximumRetryDevices, ids.count)])
+        }
     }
 }

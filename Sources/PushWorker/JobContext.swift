@@ -9,16 +9,21 @@ struct JobContext: Sendable {
     let fcmTemplate: FCMMessageTemplate
     let collapseID: String
     let expiresAt: Date?
+    /// `apns-expiration` (0 for `ttl_seconds: 0`).
+    let apnsExpiration: Int64?
 
     init(_ accepted: AcceptedJob) {
         let job = accepted.job
         self.job = job
         plaintext = SealedContent.plaintext(for: job)
-        collapseID = CollapseIdentifier.forJob(id: job.jobID, explicit: job.delivery.collapseID)
+        // A chunk's collapse id is its original's: a split job collapses as one.
+        collapseID = CollapseIdentifier.forJob(id: job.reportJobID, explicit: job.delivery.collapseID)
         expiresAt = accepted.expiresAt
+        apnsExpiration = accepted.apnsExpiration
         apnsTemplate = APNsPayloadTemplate(job: job)
         let ttlLeft = expiresAt.map { Int64(max(0, $0.timeIntervalSinceNow.rounded(.down))) }
         fcmTemplate = FCMMessageTemplate(
-            job: job, priority: job.delivery.priority == .high ? .high : .normal, collapseKey: collapseID, ttlSeconds: ttlLeft)
+            job: job, priority: job.delivery.priority == .high ? .high : .normal, collapseKey: job.delivery.collapseID,
+            ttlSeconds: ttlLeft, notificationTag: collapseID)
     }
 }

@@ -9,7 +9,20 @@ struct JobIntake: Sendable {
     /// Larger messages are dead-lettered unread: 10,000 recipient ids fit in well under this.
     static let defaultMaximumBytes = 2 << 20
 
+    /// What a retry adds to a producer's job: at most `NotificationJob.maximumRetryDevices`
+    /// ids of up to 16 digits, so a retry of a job that was accepted is never refused as
+    /// oversize.
+    static let retryAllowanceBytes = 256 << 10
+
     var maximumBytes = Self.defaultMaximumBytes
+
+    /// Which path a message came by. Only workers can publish to the retry exchange
+    /// (`Deploy/rabbitmq/definitions.production.json`), so retry state is trusted only on
+    /// `retries`: on the producers' queue it is forged.
+    enum Source: Sendable, Equatable {
+        case producers
+        case retries
+    }
 
     enum Decision: Sendable, Equatable {
         case accepted(AcceptedJob)
@@ -19,15 +32,20 @@ struct JobIntake: Sendable {
     /// - Parameters:
     ///   - publishedAt: the AMQP `timestamp` (epoch seconds) producers set on a first attempt.
     ///   - now: the first-attempt time of a job that carries neither retry state nor timestamp.
-    func accept(_ body: [UInt8], publishedAt: UInt64?, now: Date) -> Decision {
-        guard body.count <= maximumBytes else {
-            return .deadLetter(.oversize(bytes: body.count, limit: maximumBytes))
+    ///   - source: the path it came by; a producer's job carrying `retry` is dead-lettered.
+    func accept(_ body: [UInt8], publishedAt: UInt64?, now: Date, source: Source = .producers) -> Decision {
+        let limit = source == .retries ? maximumBytes + Self.retryAllowanceBytes : maximumBytes
+        guard body.count <= limit else {
+            return .deadLetter(.oversize(bytes: body.count, limit: limit))
         }
         let document: JobDocument
         do {
             document = try JobDocument(json: Data(body))
         } catch {
             return .deadLetter(.malformed(error))
+        }
+        if source == .producers, document.job.retry != nil {
+            return .deadLetter(.forgedRetryState)
         }
         let firstAttemptAt = document.job.retry?.firstAttemptAt
             ?? publishedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? now
@@ -51,6 +69,21 @@ struct AcceptedJob: Sendable, Equatable {
         if let expiresAt = job.delivery.expiresAt { return Date(timeIntervalSince1970: TimeInterval(expiresAt)) }
         if let ttl = job.delivery.ttlSeconds { return firstAttemptAt.addingTimeInterval(TimeInterval(ttl)) }
         return nil
+    }
+
+    /// Past its expiry: not worth sending. `ttl_seconds: 0` means "now or never" (APNs's
+    /// `apns-expiration: 0`): a first attempt is still made, never a later one.
+    func hasExpired(now: Date) -> Bool {
+        if job.delivery.ttlSeconds == 0 { return attempt > 1 }
+        guard let expiresAt else { return false }
+        return expiresAt <= now
+    }
+
+    /// `apns-expiration`: 0 for `ttl_seconds: 0` (deliver once, do not store), else the
+    /// expiry in epoch seconds, else absent (APNs's own storage).
+    var apnsExpiration: Int64? {
+        if job.delivery.ttlSeconds == 0 { return 0 }
+        return expiresAt.map { Int64($0.timeIntervalSince1970) }
     }
 
     /// Device ids a retry attempt is limited to; nil on a first attempt (all recipients).

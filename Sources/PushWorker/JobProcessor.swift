@@ -14,7 +14,28 @@ final class JobProcessor: Sendable {
         /// Pushes in flight at once across all jobs of this worker.
         var deliveries: Int
         /// Of those, at most this many for bulk-lane jobs, so urgent jobs always find room.
-        var bulkDeliveries: Int
+        var bulkDeliveries: Int = 100
+        /// Devices one recipient may have per job (the most recently registered win).
+        var devicesPerRecipient: Int = 20
+        /// Recipients (or device ids) resolved and delivered at a time, so a worker's memory
+        /// does not grow with the size of a job.
+        var batch: Int = 500
+    }
+
+    /// Why a job's delivery stopped before every device was attempted; the job goes back to
+    /// the queue, never acked.
+    enum Interruption: Error, CustomStringConvertible {
+        /// The device lookup failed (the database is down).
+        case lookup(StoreError)
+        /// The worker is stopping (cancelled, or its shutdown timed out).
+        case cancelled
+
+        var description: String {
+            switch self {
+            case .lookup(let error): "device lookup failed: \(error)"
+            case .cancelled: "cancelled before every device was attempted"
+            }
+        }
     }
 
     let registry: DeviceRegistry
@@ -24,6 +45,7 @@ final class JobProcessor: Sendable {
     private let deliveryPermits: AsyncSemaphore
     /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
     private let bulkDeliveryPermits: AsyncSemaphore
+    let limits: Limits
     let metrics: WorkerMetrics
 
     init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
@@ -33,26 +55,44 @@ final class JobProcessor: Sendable {
         self.encryptionPermits = AsyncSemaphore(permits: max(1, limits.encryptions))
         self.deliveryPermits = AsyncSemaphore(permits: max(1, limits.deliveries))
         self.bulkDeliveryPermits = AsyncSemaphore(permits: max(1, min(limits.bulkDeliveries, limits.deliveries)))
+        self.limits = limits
         self.metrics = metrics
     }
 
-    /// One result per device; a failed device lookup throws (the job goes back to the queue).
-    func deliver(_ accepted: AcceptedJob) async throws(StoreError) -> [DeviceResult] {
-        if let activity = accepted.job.liveActivity { return try await deliverLiveActivity(accepted, activity) }
-        let devices = try await resolveDevices(accepted)
-        let context = JobContext(accepted)
-        return await deliverAll(devices, lane: accepted.job.delivery.lane) { device in await self.deliver(to: device, context: context) }
+    /// How far a job got: the batches done and what became of their devices. Kept by the
+    /// caller across an outage, so a job resumes at the batch the lookup failed on instead of
+    /// pushing to the devices of earlier batches again.
+    struct Progress: Sendable {
+        var report = DeliveryReport()
+        var batchesDone = 0
     }
 
-    private func resolveDevices(_ accepted: AcceptedJob) async throws(StoreError) -> [Device] {
-        let job = accepted.job
-        let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
-        if let ids = accepted.retryDeviceIDs {
-            return try await registry.devices(ids: ids, in: app)
+    /// Delivers the job's devices, resolved and delivered in batches of `limits.batch`
+    /// recipients (or device ids), starting after `progress.batchesDone` and recording each
+    /// batch as it ends. A failed lookup or a cancellation throws, and the job is not acked
+    /// with devices unattempted.
+    func deliver(_ accepted: AcceptedJob, progress: inout Progress) async throws(Interruption) {
+        if let activity = accepted.job.liveActivity {
+            // One batch: Live Activity jobs address an activity's tokens in one lookup.
+            guard progress.batchesDone == 0 else { return }
+            let delivered: [DeviceResult]
+            do { delivered = try await deliverLiveActivity(accepted, activity) } catch { throw .lookup(error) }
+            guard !Task.isCancelled else { throw .cancelled }
+            for result in delivered { progress.report.add(result) }
+            progress.batchesDone = 1
+            return
         }
-        switch job.recipients {
-        case .recipientIDs(let ids): return try await registry.devices(forRecipients: ids, in: app)
-        case .deviceIDs(let ids): return try await registry.devices(ids: ids, in: app)
+        let context = JobContext(accepted)
+        for batch in Self.batches(of: accepted, size: max(1, limits.batch)).dropFirst(progress.batchesDone) {
+            let devices: [Device]
+            do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
+            let delivered = await deliverAll(devices, lane: accepted.job.delivery.lane) { device in
+                await self.deliver(to: device, context: context)
+            }
+            // A cancelled worker may have skipped devices or cut sends short: never ack that.
+            guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
+            for result in delivered { progress.report.add(result) }
+            progress.batchesDone += 1
         }
     }
 
@@ -131,9 +171,20 @@ final class JobProcessor: Sendable {
             deviceToken: device.token, bundleID: device.appID,
             environment: device.environment == .sandbox ? .sandbox : .production,
             pushType: .alert, priority: context.job.delivery.priority == .high ? .immediate : .conservesPower,
-            expiration: context.expiresAt.map { Int64($0.timeIntervalSince1970) }, collapseID: context.collapseID,
+            expiration: context.apnsExpiration, collapseID: context.collapseID,
             payload: payload)
-        return await client.send(notification)
+        let checked = await client.sendCheckingEnvironment(notification)
+        if let corrected = checked.correctedEnvironment {
+            await correctEnvironment(of: device, to: corrected == .sandbox ? .sandbox : .production)
+        }
+        return checked.outcome
+    }
+
+    /// The token was accepted in the other APNs environment: record that, so later pushes go
+    /// there first. Best effort: if the update fails, the next push checks again.
+    private func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
+        let changed = try? await registry.correctEnvironment(deviceID: device.id, to: environment)
+        metrics.environmentsCorrected.increment(changed == true ? "corrected" : "unchanged")
     }
 
     private func sendFCM(_ device: Device, envelope: String?, context: JobContext) async -> DeliveryOutcome {

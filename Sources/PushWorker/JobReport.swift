@@ -18,8 +18,9 @@ struct JobReport: Sendable, Equatable {
     /// Devices a retry named that no longer exist: rejected.
     let gone: [Int64]
 
-    /// nil when the job did not ask for `job.completed`.
-    init?(_ results: [DeviceResult], followUps: [FollowUp], for accepted: AcceptedJob) {
+    /// nil when the job did not ask for `job.completed`. `report` must have kept the
+    /// delivered devices' ids (`DeliveryReport(keepingDeliveredIDs: true)`).
+    init?(_ report: DeliveryReport, followUps: [FollowUp], for accepted: AcceptedJob) {
         let job = accepted.job
         guard job.report.completedEvent else { return nil }
         jobID = job.reportJobID
@@ -29,9 +30,12 @@ struct JobReport: Sendable, Equatable {
         for case .deadLetter(.retriesExhausted, let state?) in followUps { exhausted.formUnion(state.deviceIDs) }
         var byDevice: [Int64: JobOutcomeTally.Entry] = [:]
         // A broadcast's stand-in device (id 0) is no device of the registry.
-        for result in results where result.device.id > 0 {
+        for result in report.results where result.device.id > 0 {
             let outcome = exhausted.contains(result.device.id) ? .retriesExhausted : Self.outcome(result.outcome)
             byDevice[result.device.id] = JobOutcomeTally.Entry(deviceID: result.device.id, platform: result.device.platform, outcome: outcome)
+        }
+        for (platform, ids) in report.deliveredIDs {
+            for id in ids where id > 0 { byDevice[id] = JobOutcomeTally.Entry(deviceID: id, platform: platform, outcome: .delivered) }
         }
         entries = byDevice.keys.sorted().compactMap { byDevice[$0] }
         gone = (accepted.retryDeviceIDs ?? []).filter { byDevice[$0] == nil }

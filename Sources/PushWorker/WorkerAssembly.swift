@@ -25,11 +25,13 @@ public struct WorkerAssembly: Sendable {
         let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
         let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
         let router = try makeRouter(configuration, logger: logger)
+        let registry = DeviceRegistry(pool: pool)
         let processor = JobProcessor(
-            registry: DeviceRegistry(pool: pool), router: router, keys: PublicKeyCache(),
+            registry: registry, router: router, keys: PublicKeyCache(),
             limits: .init(
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
-                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight),
+                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight,
+                devicesPerRecipient: configuration.maxDevicesPerRecipient),
             metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))
@@ -38,14 +40,14 @@ public struct WorkerAssembly: Sendable {
             planner: planner, topology: topology,
             lanes: .init(urgentPrefetch: UInt16(configuration.prefetch), bulkPrefetch: UInt16(configuration.bulkPrefetch),
                          chunkSize: configuration.chunkSize),
-            reports: JobOutcomeTally(pool: pool),
-            metrics: metrics,
-            logger: logger.with(["component": "worker"]))
+            reports: JobOutcomeTally(pool: pool), metrics: metrics,
+            logger: logger.with(["component": "worker"]), dependencyProbe: { await registry.isReachable() })
         var services: [any Service] = []
         if let port = configuration.metricsPort {
             services.append(MetricsServer(
                 registry: metrics.registry, host: configuration.metricsHost, port: port, logger: logger,
-                isReady: { consumer.status.isHealthy && publisher.status.isHealthy }))
+                // Not ready while paused for a PostgreSQL outage either.
+                isReady: { consumer.status.isHealthy && publisher.status.isHealthy && worker.gate.isOpen }))
         }
         services += [pool] + router.services + [publisher, consumer, worker]
         return WorkerAssembly(
@@ -103,7 +105,8 @@ public struct WorkerAssembly: Sendable {
                 (client: try APNsClient(
                     configuration: .init(
                         teamID: credentials.teamID, keyID: credentials.keyID, privateKeyPEM: credentials.privateKeyPEM,
-                        baseURLOverride: credentials.baseURL, http: http),
+                        baseURLOverride: credentials.baseURL, http: http).withEnvironmentURLs(
+                            production: credentials.productionURL, sandbox: credentials.sandboxURL),
                     logger: logger.with(["component": "apns"])),
                  bundleIDs: credentials.bundleIDs)
             }

@@ -14,7 +14,10 @@ public struct WorkerConfiguration: Sendable {
         /// PEM of the `.p8` key, loaded from `key_file` or the variable named by `key_env`.
         public var privateKeyPEM: String
         public var bundleIDs: [String]
+        /// Both environments' host (the emulator); each of the two below wins for its own.
         public var baseURL: String?
+        public var productionURL: String?
+        public var sandboxURL: String?
     }
 
     public struct FCMCredentials: Sendable {
@@ -49,6 +52,9 @@ public struct WorkerConfiguration: Sendable {
     /// nil disables the metrics endpoint.
     public var metricsPort: Int? = 9464
     public var maxAttempts = 8
+    /// Devices one recipient may have per job; the most recently registered win, and
+    /// `pushd_recipients_capped_total` counts the recipients that had more.
+    public var maxDevicesPerRecipient = 20
     public var maxAgeSeconds = 86_400
     public var shutdownTimeoutSeconds = 30
     public var cleanupBatchSize = 200
@@ -58,6 +64,9 @@ public struct WorkerConfiguration: Sendable {
     /// A CA bundle that APNs/FCM servers are verified against instead of the system's (the
     /// local emulator). Verification is never turned off.
     public var caFile: String?
+    /// Allows `amqp://` and PostgreSQL without TLS to hosts that are not loopback. Off by
+    /// default: credentials, tokens and keys would cross the network in clear text.
+    public var allowInsecureTransport = false
     public var apns: [APNsCredentials] = []
     public var fcm: [FCMCredentials] = []
 
@@ -70,16 +79,19 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// Reads the file (if any) then the environment; `needsDelivery` is false for the
-    /// cleanup consumer, which needs no APNs/FCM credentials.
+    /// cleanup consumer, which needs no APNs/FCM credentials, and `needsDatabase` false for
+    /// `pushd enqueue`, which publishes only.
     public static func load(
-        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, needsDelivery: Bool = true
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, needsDelivery: Bool = true,
+        needsDatabase: Bool = true
     ) throws(Problems) -> WorkerConfiguration {
         var reader = ConfigurationReader(environment: environment)
         let path = file ?? environment["PUSHD_CONFIG"]
         if let path { reader.loadFile(path) }
         var configuration = WorkerConfiguration(
             amqpURL: reader.string("amqp_url", env: "PUSHD_AMQP_URL", required: true) ?? "",
-            databaseURL: reader.string("database_url", env: "PUSHD_DATABASE_URL", required: true) ?? "")
+            databaseURL: reader.string("database_url", env: "PUSHD_DATABASE_URL", required: needsDatabase) ?? "")
+        configuration.allowInsecureTransport = reader.bool("allow_insecure_transport", env: "PUSHD_ALLOW_INSECURE_TRANSPORT") ?? false
         configuration.topologyPrefix = reader.string("topology_prefix", env: "PUSHD_TOPOLOGY_PREFIX") ?? "pushd"
         configuration.declareTopology = reader.bool("declare_topology", env: "PUSHD_DECLARE_TOPOLOGY") ?? true
         configuration.prefetch = reader.int("prefetch", env: "PUSHD_PREFETCH", range: 1...1000) ?? 32
@@ -94,6 +106,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.metricsHost = reader.string("metrics_host", env: "PUSHD_METRICS_HOST") ?? "0.0.0.0"
         let metricsPort = reader.int("metrics_port", env: "PUSHD_METRICS_PORT", range: 0...65535) ?? 9464
         configuration.metricsPort = metricsPort == 0 ? nil : metricsPort
+        configuration.maxDevicesPerRecipient = reader.int(
+            "max_devices_per_recipient", env: "PUSHD_MAX_DEVICES_PER_RECIPIENT", range: 1...10_000) ?? 20
         configuration.maxAttempts = reader.int("max_attempts", env: "PUSHD_MAX_ATTEMPTS", range: 1...100) ?? 8
         configuration.maxAgeSeconds = reader.int("max_age_seconds", env: "PUSHD_MAX_AGE_SECONDS", range: 1...2_419_200) ?? 86_400
         configuration.shutdownTimeoutSeconds = reader.int("shutdown_timeout_seconds", env: "PUSHD_SHUTDOWN_TIMEOUT_SECONDS", range: 1...3600) ?? 30
@@ -112,6 +126,7 @@ public struct WorkerConfiguration: Sendable {
         if needsDelivery && configuration.apns.isEmpty && configuration.fcm.isEmpty {
             reader.problem("no APNs or FCM credentials: add \"apns\"/\"fcm\" entries to the config file or set PUSHD_APNS_* / PUSHD_FCM_SERVICE_ACCOUNT_FILES")
         }
+        for problem in configuration.transportProblems(needsDatabase: needsDatabase) { reader.problem(problem) }
         let bundles = configuration.apns.flatMap(\.bundleIDs)
         for bundle in Set(bundles) where bundles.filter({ $0 == bundle }).count > 1 {
             reader.problem("bundle id \(bundle) is configured for more than one APNs key")

@@ -5,6 +5,13 @@ extension WorkerMetrics {
     /// Counts a settled job's pushes and follow-ups. Called once, after the broker confirmed
     /// every follow-up and the job was acked: a job put back in the queue is counted only
     /// when it is settled for good.
+    func record(_ report: DeliveryReport, followUps: [FollowUp]) {
+        for (platform, count) in report.delivered {
+            deliveries.increment(by: Double(count), platform.rawValue, "delivered")
+        }
+        record(report.results, followUps: followUps)
+    }
+
     func record(_ results: [DeviceResult], followUps: [FollowUp]) {
         for result in results {
             if case .skipped(let skip) = result.outcome {

@@ -9,6 +9,8 @@ public struct WorkerMetrics: Sendable {
     let eventsPublished: Counter
     let retries: Counter
     let deadLetters: Counter
+    let recipientsCapped: Counter
+    let environmentsCorrected: Counter
     let jobsInFlight: Gauge
     let deliveriesInFlight: Gauge
     let encryptionSeconds: Histogram
@@ -26,6 +28,13 @@ public struct WorkerMetrics: Sendable {
         eventsPublished = registry.counter("pushd_events_published_total", help: "Events published, by type.", labels: ["event"])
         retries = registry.counter("pushd_retries_total", help: "Retry jobs published, by tier.", labels: ["tier"])
         deadLetters = registry.counter("pushd_dead_letters_total", help: "Messages dead-lettered by the worker, by cause.", labels: ["cause"])
+        recipientsCapped = registry.counter(
+            "pushd_recipients_capped_total",
+            help: "Recipients with more devices than max_devices_per_recipient; only the most recently registered were sent to.")
+        environmentsCorrected = registry.counter(
+            "pushd_apns_environment_corrections_total",
+            help: "iOS tokens refused as BadDeviceToken in their registered environment and accepted in the other (corrected, or unchanged when the update did not apply).",
+            labels: ["result"])
         jobsInFlight = registry.gauge("pushd_jobs_in_flight", help: "Jobs being processed now.")
         deliveriesInFlight = registry.gauge("pushd_deliveries_in_flight", help: "Pushes being encrypted or sent now.")
         encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")

@@ -3,10 +3,12 @@ import PushRuntime
 extension WorkerService {
     /// One job's outcome in the log: problems grouped by reason, dead tokens shortened,
     /// retries and dead letters, then a summary. Never plaintext, never a whole token.
-    static func log(_ results: [DeviceResult], _ followUps: [FollowUp], to logger: Logger) {
+    static func log(_ report: DeliveryReport, _ followUps: [FollowUp], to logger: Logger) {
         var problems: [String: Int] = [:]
         var counts: [String: Int] = [:]
-        for result in results {
+        let delivered = report.delivered.values.reduce(0, +)
+        if delivered > 0 { counts["delivered"] = delivered }
+        for result in report.results {
             counts[result.outcome.label, default: 0] += 1
             if let problem = result.outcome.problem { problems[problem, default: 0] += 1 }
             if case .sent(.invalidToken(let reason, _)) = result.outcome {
@@ -28,6 +30,6 @@ extension WorkerService {
                 break
             }
         }
-        logger.info("job processed", counts.mapValues { Logger.Value.int($0) }.merging(["devices": .int(results.count)]) { $1 })
+        logger.info("job processed", counts.mapValues { Logger.Value.int($0) }.merging(["devices": .int(report.deviceCount)]) { $1 })
     }
 }

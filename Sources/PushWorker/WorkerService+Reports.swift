@@ -16,8 +16,8 @@ extension WorkerService {
     /// Records the message's outcomes (idempotent upserts) and, if its recording completed
     /// the job, builds the event. Runs before the follow-ups are published and the message is
     /// acked, so a crash anywhere leaves the message to be redelivered and recorded again.
-    func recordReport(_ results: [DeviceResult], followUps: [FollowUp], for accepted: AcceptedJob) async -> ReportStep {
-        guard let report = JobReport(results, followUps: followUps, for: accepted) else { return .none }
+    func recordReport(_ delivery: DeliveryReport, followUps: [FollowUp], for accepted: AcceptedJob) async -> ReportStep {
+        guard let report = JobReport(delivery, followUps: followUps, for: accepted) else { return .none }
         do {
             let publishes = try await reports.record(
                 jobID: report.jobID, chunks: report.chunks, chunk: report.chunk, entries: report.entries, gone: report.gone)

@@ -10,8 +10,7 @@ extension WorkerService {
     /// notification on the phone.
     func split(_ accepted: AcceptedJob, _ message: QueueMessage) async {
         let job = accepted.job
-        let collapseID = CollapseIdentifier.forJob(id: job.jobID, explicit: job.delivery.collapseID)
-        let chunks = accepted.document.chunks(chunkSize: lanes.chunkSize, collapseID: collapseID)
+        let chunks = accepted.document.chunks(chunkSize: lanes.chunkSize)
         // The original's first-attempt time travels as the chunks' timestamp (TTL counts from it).
         let timestamp = UInt64(max(0, accepted.firstAttemptAt.timeIntervalSince1970))
         let requests = chunks.map { chunk in

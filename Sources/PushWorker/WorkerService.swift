@@ -16,18 +16,24 @@ public final class WorkerService: Service {
     let consumerConnection: AMQPConnection
     let publisherConnection: AMQPConnection
     private let intake: JobIntake
-    private let processor: JobProcessor
+    let processor: JobProcessor
     private let planner: FollowUpPlanner
     let topology: Topology
     let lanes: Lanes
     let reports: JobOutcomeTally
     let metrics: WorkerMetrics
     let logger: Logger
+    /// Closed while PostgreSQL is unreachable: consumption pauses, held jobs wait.
+    let gate = DependencyGate()
+    /// Whether the dependencies answer again (the registry's `SELECT 1`).
+    let dependencyProbe: @Sendable () async -> Bool
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
-        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, reports: JobOutcomeTally, metrics: WorkerMetrics, logger: Logger
+        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, reports: JobOutcomeTally, metrics: WorkerMetrics, logger: Logger,
+        dependencyProbe: @escaping @Sendable () async -> Bool
     ) {
+        self.dependencyProbe = dependencyProbe
         self.consumerConnection = consumerConnection
         self.publisherConnection = publisherConnection
         self.intake = intake
@@ -40,57 +46,116 @@ public final class WorkerService: Service {
         self.logger = logger
     }
 
-    /// Consumes until `shutdown`, then stops taking jobs, finishes those in flight (their
-    /// follow-ups confirmed and acks sent) and returns.
+    /// Consumes the producers' jobs queue and the workers' retries queue until `shutdown`,
+    /// then stops taking jobs, finishes those in flight (their follow-ups confirmed and acks
+    /// sent) and returns. While PostgreSQL is down it takes no new jobs (the consumers are
+    /// cancelled, nothing is requeued) and resumes once the database answers again.
     public func run(shutdown: ShutdownSignal) async throws {
-        let consumers = try await consumeLanes()
-        let stopper = Task {
+        while !shutdown.isTriggered {
+            if let failure = try await consumeUntilPaused(shutdown: shutdown), !shutdown.isTriggered { throw failure }
+            guard !shutdown.isTriggered else { break }
+            // Paused: the jobs held during the outage have been delivered already (they waited
+            // for the gate); wait for it before taking new ones.
+            await Self.first(of: { await self.gate.waitUntilOpen() }, { await shutdown.wait() })
+            if !shutdown.isTriggered { logger.info("PostgreSQL answers again; consuming resumes") }
+        }
+        logger.info("worker drained")
+    }
+
+    /// One round of consuming: until shutdown, or until an outage closes the gate (then the
+    /// consumers are cancelled and the held jobs finish once it reopens). Returns a
+    /// consumer's failure, if any.
+    private func consumeUntilPaused(shutdown: ShutdownSignal) async throws -> (any Error)? {
+        // Each lane with its own prefetch (the broker enforces each apart), so a bulk backlog
+        // fills at most its own slots; retries share the urgent prefetch.
+        let queues = [
+            (topology.jobsQueue, lanes.urgentPrefetch), (topology.bulkJobsQueue, lanes.bulkPrefetch),
+            (topology.retriesQueue, lanes.urgentPrefetch),
+        ]
+        var consumers: [QueueConsumer] = []
+        for (queue, prefetch) in queues {
+            consumers.append(try await consumerConnection.consume(queue: queue, prefetch: prefetch))
+        }
+        logger.info("worker consuming", [
+            "queues": .string(queues.map(\.0).joined(separator: ",")), "prefetch": .int(Int(lanes.urgentPrefetch)),
+            "bulk_prefetch": .int(Int(lanes.bulkPrefetch)),
+        ])
+        let stopper = Task { [consumers] in
             await shutdown.wait()
+            guard !Task.isCancelled else { return }
             logger.info("worker draining: no new jobs, finishing those in flight")
             for consumer in consumers { await consumer.cancel() }
         }
-        defer { stopper.cancel() }
-        let failure = await handleAll(from: consumers)
-        if let failure, !shutdown.isTriggered { throw failure }
-        logger.info("worker drained")
+        let pauser = Task { [consumers] in
+            await gate.waitUntilClosed()
+            guard !Task.isCancelled else { return }
+            logger.warning("PostgreSQL is unreachable: consuming paused, held jobs wait for it")
+            for consumer in consumers { await consumer.cancel() }
+        }
+        defer {
+            stopper.cancel()
+            pauser.cancel()
+        }
+        let all = consumers
+        let failure = await withTaskGroup(of: (any Error)?.self) { group -> (any Error)? in
+            for consumer in all {
+                let source: JobIntake.Source = consumer.queue == topology.retriesQueue ? .retries : .producers
+                group.addTask { [all] in
+                    await withTaskGroup(of: Void.self) { jobs -> (any Error)? in
+                        var failure: (any Error)?
+                        do {
+                            for try await message in consumer {
+                                jobs.addTask { await self.handle(message, source: source, shutdown: shutdown) }
+                            }
+                        } catch {
+                            failure = error
+                            // One consumer failing stops the other: the service fails as a whole.
+                            for other in all where other.consumerTag != consumer.consumerTag { await other.cancel() }
+                        }
+                        await jobs.waitForAll()
+                        return failure
+                    }
+                }
+            }
+            var first: (any Error)?
+            for await failure in group where first == nil { first = failure }
+            return first
+        }
+        return failure
     }
 
     /// Intake, delivery, planning, then settlement: follow-ups confirmed, then the ack, then
     /// the metrics (a job that goes back to the queue is counted when it is settled for good).
-    func handle(_ message: QueueMessage) async {
+    private func handle(_ message: QueueMessage, source: JobIntake.Source, shutdown: ShutdownSignal) async {
         metrics.jobsConsumed.increment()
         metrics.jobsInFlight.add(1)
         defer { metrics.jobsInFlight.add(-1) }
         let accepted: AcceptedJob
-        switch intake.accept(message.body, publishedAt: message.timestamp, now: Date()) {
+        switch intake.accept(message.body, publishedAt: message.timestamp, now: Date(), source: source) {
         case .deadLetter(let reason):
             logger.warning("job dead-lettered", ["reason": .string(reason.description), "message_id": .string(message.messageID ?? "")])
-            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, results: [], refused: true)
+            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, report: DeliveryReport(), refused: true)
             return
         case .accepted(let job):
             accepted = job
+        }
+        let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
+        if accepted.hasExpired(now: Date()) {
+            // Too late to be of use: not sent, counted, and said why.
+            log.info("job expired before delivery; not sent", ["reason": .string("expires_at has passed")])
+            _ = await message.ack()
+            metrics.jobsCompleted.increment("expired")
+            return
         }
         if accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
             await split(accepted, message)
             return
         }
-        let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
-        let results: [DeviceResult]
-        do {
-            results = try await processor.deliver(accepted)
-        } catch {
-            log.warning("device lookup failed; the job goes back to the queue", ["error": .string("\(error)")])
-            // A dependency (the database) is down: back off briefly so the job does not
-            // spin between the queue and this worker, then hand it back.
-            try? await Task.sleep(for: .seconds(1))
-            _ = await message.nack(requeue: true)
-            metrics.jobsCompleted.increment("requeued")
-            return
-        }
-        var followUps = planner.plan(results, for: accepted, now: Date())
-        Self.log(results, followUps, to: log)
+        guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
+        var followUps = planner.plan(report.results, for: accepted, now: Date())
+        Self.log(report, followUps, to: log)
         var completed: JobCompletedEvent?
-        switch await recordReport(results, followUps: followUps, for: accepted) {
+        switch await recordReport(report, followUps: followUps, for: accepted) {
         case .none: break
         case .publish(let event):
             completed = event
@@ -102,7 +167,7 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("requeued")
             return
         }
-        let confirmed = await settle(message, followUps: followUps, document: accepted.document, results: results, refused: false)
+        let confirmed = await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
         if let completed, confirmed {
             // Only a crash before this line repeats the event (with the same message id).
             do { try await reports.markPublished(jobID: completed.jobID) } catch {
@@ -113,7 +178,7 @@ public final class WorkerService: Service {
 
     /// True once the broker confirmed every follow-up (whether or not the ack then reached it).
     @discardableResult
-    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, results: [DeviceResult], refused: Bool) async -> Bool {
+    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async -> Bool {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
@@ -137,7 +202,7 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("requeued")
             return true
         }
-        metrics.record(results, followUps: followUps)
+        metrics.record(report, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
         return true
     }

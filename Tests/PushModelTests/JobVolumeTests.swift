@@ -36,25 +36,25 @@ struct JobVolumeTests {
         let document = try JobDocument(json: Self.json(recipients: 25))
         #expect(document.needsSplitting(chunkSize: 10))
         #expect(!document.needsSplitting(chunkSize: 25))
-        let chunk = try JobDocument(json: Data(document.chunks(chunkSize: 10, collapseID: "campaign-7")[0].json))
+        let chunk = try JobDocument(json: Data(document.chunks(chunkSize: 10)[0].json))
         #expect(!chunk.needsSplitting(chunkSize: 1))
         let retry = try JobDocument(json: Self.json(#","retry":{"attempt":2,"first_attempt_at":"2026-11-30T10:00:00Z","device_ids":[4]}"#, recipients: 25))
         #expect(!retry.needsSplitting(chunkSize: 10))
     }
 
-    @Test("chunks: deterministic ids and bytes, consecutive recipients, bulk lane, the original's collapse id and fields")
+    @Test("chunks: deterministic ids and bytes, consecutive recipients, bulk lane, the original's fields")
     func chunks() throws {
         let document = try JobDocument(json: Self.json(recipients: 25))
-        let chunks = document.chunks(chunkSize: 10, collapseID: "campaign-7")
+        let chunks = document.chunks(chunkSize: 10)
         #expect(chunks.map(\.jobID) == ["campaign-7#1", "campaign-7#2", "campaign-7#3"])
-        #expect(chunks.map(\.json) == document.chunks(chunkSize: 10, collapseID: "campaign-7").map(\.json))
+        #expect(chunks.map(\.json) == document.chunks(chunkSize: 10).map(\.json))
         var recipients: [String] = []
         for (number, chunk) in chunks.enumerated() {
             let parsed = try JobDocument(json: Data(chunk.json))
             #expect(parsed.job.jobID == chunk.jobID)
             #expect(parsed.job.chunk == .init(jobID: "campaign-7", index: number + 1, count: 3))
             #expect(parsed.job.delivery.lane == .bulk)
-            #expect(parsed.job.delivery.collapseID == "campaign-7")
+            #expect(parsed.job.delivery.collapseID == nil, "the collapse id comes from chunk.job_id")
             #expect(parsed.job.reportJobID == "campaign-7")
             #expect(parsed.fields["producer_field"] == .object(["kept": .bool(true)]))
             guard case .recipientIDs(let ids) = parsed.job.recipients else {
@@ -69,12 +69,12 @@ struct JobVolumeTests {
     @Test("device-id jobs split too; a 128-character job id still gives valid chunk ids")
     func deviceIDsAndLongIDs() throws {
         let document = try JobDocument(json: Self.json(recipients: 5, idKind: "device_ids"))
-        let chunks = document.chunks(chunkSize: 2, collapseID: "c")
+        let chunks = document.chunks(chunkSize: 2)
         #expect(try chunks.map { try NotificationJob(json: Data($0.json)).recipients } == [.deviceIDs([1, 2]), .deviceIDs([3, 4]), .deviceIDs([5])])
         let longID = String(repeating: "j", count: NotificationJob.maximumJobIDLength)
         let long = try JobDocument(json: Data(String(decoding: Self.json(recipients: 3), as: UTF8.self)
             .replacingOccurrences(of: "campaign-7", with: longID).utf8))
-        let longChunks = long.chunks(chunkSize: 1, collapseID: "c")
+        let longChunks = long.chunks(chunkSize: 1)
         #expect(try longChunks.map { try NotificationJob(json: Data($0.json)).jobID } == (1...3).map { "\(longID)#\($0)" })
     }
 

@@ -111,3 +111,15 @@ struct PayloadTests {
         #expect(throws: PayloadError.self) { try APNsPayloadTemplate(job: job).payload(encryptedData: over) }
     }
 }
+
+extension PayloadTests {
+    @Test("FCM: the notification tag replaces a redelivered notification; collapse_key only when asked for")
+    func fcmTagAndCollapseKey() throws {
+        let job = try Self.job()
+        let plain = try FCMMessageTemplate(job: job, priority: .high, collapseKey: nil, ttlSeconds: nil, notificationTag: "job-42")
+            .body(token: "t", encryptedData: nil)
+        let message = try #require(try Self.object(plain)["message"] as? [String: Any])
+        #expect((message["data"] as? [String: String])?["tag"] == "job-42")
+        #expect((message["android"] as? [String: String])?["collapse_key"] == nil)
+    }
+}

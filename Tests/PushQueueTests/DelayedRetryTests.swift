@@ -3,11 +3,11 @@ import Testing
 
 @Suite("Delayed retries (real RabbitMQ)")
 struct DelayedRetryTests {
-    @Test("a retry arrives back on the jobs queue after its tier's delay, not before")
+    @Test("a retry arrives on the retries queue (never the producers' jobs queue) after its tier's delay, not before")
     func retryDelay() async throws {
         let delay = Duration.seconds(1)
         try await Broker.withScratchTopology("retry", tiers: [.init(name: "1s", delay: delay)]) { topology, connection in
-            let jobs = try await connection.consume(queue: topology.jobsQueue, prefetch: 5)
+            let jobs = try await connection.consume(queue: topology.retriesQueue, prefetch: 5)
             let collector = await MessageCollector(jobs, autoAck: true)
             let tier = try #require(topology.retryTier(named: "1s"))
 
@@ -24,7 +24,8 @@ struct DelayedRetryTests {
             #expect(waited >= delay, "arrived after \(waited), before the \(delay) delay")
             #expect(arrival.at - confirmed < delay + .seconds(5), "arrived only after \(waited)")
             #expect(arrival.message.messageID == "j-42")
-            #expect(arrival.message.routingKey == Topology.jobRoutingKey)
+            #expect(arrival.message.routingKey == Topology.dueRoutingKey)
+            #expect(arrival.message.queue == topology.retriesQueue)
             #expect(arrival.message.headers["x-pushd-attempt"] == 2)
             let death = try #require(arrival.message.headers["x-death"]?.arrayValue?.first?.tableValue)
             #expect(death["reason"] == "expired")

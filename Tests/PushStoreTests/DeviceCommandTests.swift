@@ -45,4 +45,28 @@ struct DeviceCommandTests {
             #expect(refused.errors.contains(PublicKeyError.tooSmall(bits: 1024).description))
         }
     }
+
+    @Test("without --database-url or PUSHD_DATABASE_URL, the database comes from the workers' configuration file (--config or PUSHD_CONFIG)")
+    func databaseFromConfigFile() async throws {
+        try await TestDatabase.withScratchDatabase(migrated: true) { configuration in
+            let directory = try BuildProducts.temporaryDirectory("device-cli-config")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var environment = TestDatabase.childEnvironment(for: configuration)
+            let url = try #require(environment["PUSHD_DATABASE_URL"])
+            let config = directory.appendingPathComponent("pushd.json")
+            try JSONSerialization.data(withJSONObject: ["database_url": url]).write(to: config)
+            environment["PUSHD_DATABASE_URL"] = ""
+            let arguments = ["device", "register", "--recipient", "cfg-user", "--platform", "android", "--app", "cfg-project",
+                             "--token", "fcm-config-token"]
+            let withOption = try await runTool(BuildProducts.pushd, arguments + ["--config", config.path], environment: environment)
+            #expect(withOption.status == 0, "\(withOption.errors)")
+            environment["PUSHD_CONFIG"] = config.path
+            let withVariable = try await runTool(BuildProducts.pushd, arguments, environment: environment)
+            #expect(withVariable.status == 0, "\(withVariable.errors)")
+            #expect(withVariable.output.contains("created=false"), "the same device, found through the same database")
+            environment["PUSHD_CONFIG"] = ""
+            let without = try await runTool(BuildProducts.pushd, arguments, environment: environment)
+            #expect(without.status != 0, "no database anywhere: a usage error")
+        }
+    }
 }

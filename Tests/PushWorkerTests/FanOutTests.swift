@@ -64,6 +64,9 @@ struct FanOutTests {
                 let jobID = try #require(jobOfRecipient[device.recipient])
                 let job = try #require(jobs[jobID])
                 #expect(push.collapseID == jobID)
+                // Android: the job's tag replaces a redelivered notification; no FCM collapse
+                // key unless the job asks for one (FCM keeps four per offline device).
+                #expect(push.collapseKey == nil, "device \(device.id): collapse_key without delivery.collapse_id")
                 let (envelope, title, message) = WorkerFixture.parts(of: push.body)
                 #expect(title == "New message" && message == "Open the app to read it")
                 if let keyIndex = device.keyIndex {

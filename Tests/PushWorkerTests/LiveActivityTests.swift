@@ -1,4 +1,5 @@
 import Foundation
+import PushClient
 import PushCrypto
 import PushModel
 import PushStore
@@ -25,6 +26,26 @@ struct LiveActivityTests {
         let opened = try JSONSerialization.jsonObject(with: Data(try fixture.keys[keyIndex].open(json: envelope))) as? NSDictionary
         #expect(opened == privateProps as NSDictionary)
         #expect(throws: EnvelopeOpenError.self) { try fixture.keys[(keyIndex + 1) % fixture.keys.count].open(json: envelope) }
+    }
+
+    /// What the phone's Live Activity enricher (`PushClient`) makes of the push: the private
+    /// fields merged into the props for a keyed device, the clear layout for a legacy one,
+    /// never the envelope itself.
+    static func expectPhoneReads(_ push: WorkerFixture.AcceptedPush, for device: WorkerFixture.ActivityDevice, fixture: WorkerFixture) async throws {
+        let store = device.keyIndex.map { InMemoryKeyStore(current: OpenSSLPrivateKey(fixture.keys[$0])) } ?? InMemoryKeyStore()
+        let enricher = LiveActivityEnricher(keyStore: store, staging: InMemoryEnrichmentStaging())
+        let body = try JSONSerialization.data(withJSONObject: push.body)
+        let reading = await enricher.read(try #require(PayloadValue(json: Array(body))))
+        #expect(reading.malformed == nil, "the phone would apply it")
+        #expect(reading.view.props["encrypted_data"] == nil)
+        #expect(reading.view.props["meetingEventId"]?.stringValue == push.props?["meetingEventId"] as? String)
+        if device.keyIndex != nil {
+            #expect(reading.view.enrichment == .enriched(avatarFile: nil))
+            for (key, value) in privateProps { #expect(reading.view.props[key]?.stringValue == value) }
+        } else {
+            #expect(reading.view.enrichment == .notEnriched)
+            for key in privateProps.keys { #expect(reading.view.props[key] == nil) }
+        }
     }
 
     @Test("start, update and end reach their tokens; each envelope opens with its device's key; legacy devices get the clear layout; Android only with android_fallback; end removes the tokens")
@@ -61,6 +82,7 @@ struct LiveActivityTests {
                 #expect(push.aps["input-push-token"] as? Int == 1)
                 #expect(push.props?["meetingEventId"] as? String == activity)
                 try Self.expectSealed(push, for: device, fixture: fixture)
+                try await Self.expectPhoneReads(push, for: device, fixture: fixture)
             }
 
             // The app reports each running activity's update token.
@@ -89,6 +111,7 @@ struct LiveActivityTests {
                     id: device.id, recipient: recipient, platform: .ios, deviceToken: device.deviceToken, keyIndex: device.keyIndex,
                     pushToStart: nil, update: updates[device.id])
                 try Self.expectSealed(push, for: keyedDevice, fixture: fixture)
+                try await Self.expectPhoneReads(push, for: keyedDevice, fixture: fixture)
             }
 
             // End with an Android fallback: update tokens get the end, Android the alert.
@@ -113,6 +136,7 @@ struct LiveActivityTests {
                     id: device.id, recipient: recipient, platform: .ios, deviceToken: device.deviceToken, keyIndex: device.keyIndex,
                     pushToStart: nil, update: updates[device.id])
                 try Self.expectSealed(push, for: withUpdateToken, fixture: fixture)
+                try await Self.expectPhoneReads(push, for: withUpdateToken, fixture: fixture)
             }
             // Android got exactly one push, the end's alert fallback, sealed for its key.
             let androidPushes = pushes.filter { $0.token == android.deviceToken }
@@ -262,6 +286,11 @@ struct LiveActivityTests {
             #expect(push.headers["apns-channel-id"] == channel && push.headers["apns-expiration"] == "0")
             #expect(push.aps["event"] as? String == "update" && push.timestamp == 1_764_590_400)
             #expect(push.props?["status"] as? String == "live" && push.props?["encrypted_data"] == nil)
+            // What every subscribed phone shows: the clear layout, nothing to decrypt.
+            let phone = LiveActivityEnricher(keyStore: InMemoryKeyStore(current: OpenSSLPrivateKey(fixture.keys[0])), staging: InMemoryEnrichmentStaging())
+            let reading = await phone.read(try #require(PayloadValue(json: Array(try JSONSerialization.data(withJSONObject: push.body)))))
+            #expect(reading.malformed == nil && reading.view.enrichment == .notEnriched)
+            #expect(reading.view.event == "update" && reading.view.props["status"]?.stringValue == "live")
 
             let dead = try await fixture.deadLetters(count: 1, timeout: .seconds(30))
             #expect(dead.count == 1)

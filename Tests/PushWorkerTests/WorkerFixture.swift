@@ -52,10 +52,13 @@ final class WorkerFixture: @unchecked Sendable {
     private let extraQueues = NSLockedValue<[String]>([])
 
     /// Sets up a fixture, runs `body` with it, and tears it down on every path.
+    /// - Parameter apnsRules: emulator rules added to the fixture's own (`dead` → a dated
+    ///   `Unregistered`), e.g. `["prefix": "e4e0", "reason": "ExpiredProviderToken", "fail_times": 2]`.
     static func run(
-        maxAttempts: Int = 4, emulatorArguments: [String] = [], _ body: (WorkerFixture) async throws -> Void
+        maxAttempts: Int = 4, emulatorArguments: [String] = [], apnsRules: [[String: any Sendable]] = [],
+        _ body: (WorkerFixture) async throws -> Void
     ) async throws {
-        let fixture = try await WorkerFixture(maxAttempts: maxAttempts, emulatorArguments: emulatorArguments)
+        let fixture = try await WorkerFixture(maxAttempts: maxAttempts, emulatorArguments: emulatorArguments, apnsRules: apnsRules)
         do {
             try await body(fixture)
         } catch {
@@ -68,13 +71,13 @@ final class WorkerFixture: @unchecked Sendable {
     /// Whatever this creates before a later step throws is removed before the error leaves:
     /// the scratch database is dropped, the topology deleted, the emulator killed (by its
     /// process's deinit).
-    private init(maxAttempts: Int, emulatorArguments: [String]) async throws {
+    private init(maxAttempts: Int, emulatorArguments: [String], apnsRules: [[String: any Sendable]]) async throws {
         prefix = TestServers.uniqueName("w")
         bundleID = "com.test.\(prefix.replacingOccurrences(of: "-", with: ""))"
         self.maxAttempts = maxAttempts
         emulator = try EmulatorProcess.start(
             arguments: emulatorArguments, bundleIDs: [bundleID],
-            rules: ["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": Self.oldInvalidationMilliseconds]]])
+            rules: ["apns": [["prefix": "dead", "reason": "Unregistered", "timestamp": Self.oldInvalidationMilliseconds]] + apnsRules])
         topology = Topology(prefix: prefix, retryTiers: [
             .init(name: "1s", delay: .seconds(1)), .init(name: "2s", delay: .seconds(2)), .init(name: "3s", delay: .seconds(3)),
         ])
@@ -251,8 +254,15 @@ final class WorkerFixture: @unchecked Sendable {
 
     struct Received {
         let token: String
+        /// `apns-collapse-id` (iOS) or the notification tag (Android).
         let collapseID: String?
+        /// FCM's `android.collapse_key`.
+        let collapseKey: String?
         let body: [String: Any]
+        /// The `apns-*` headers of an APNs push.
+        var headers: [String: Any] = [:]
+        /// The APNs environment the emulator received it in ("production", "sandbox").
+        var environment: String?
     }
 
     func received() async throws -> [Received] {
@@ -267,8 +277,13 @@ final class WorkerFixture: @unchecked Sendable {
         let headers = record["headers"] as? [String: Any]
         let message = body["message"] as? [String: Any]
         let android = message?["android"] as? [String: Any]
-        let collapse = headers?["apns-collapse-id"] as? String ?? android?["collapse_key"] as? String
-        return Received(token: token, collapseID: collapse, body: body)
+        let data = message?["data"] as? [String: Any]
+        // iOS: apns-collapse-id; Android: expo-notifications' `tag` (the collapse key only
+        // when the job asked for one).
+        let collapse = headers?["apns-collapse-id"] as? String ?? data?["tag"] as? String
+        return Received(
+            token: token, collapseID: collapse, collapseKey: android?["collapse_key"] as? String, body: body,
+            headers: headers ?? [:], environment: record["environment"] as? String)
     }
 
     /// The sealed envelope and the clear text of an APNs or FCM body.

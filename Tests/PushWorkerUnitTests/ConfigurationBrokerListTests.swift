@@ -8,7 +8,7 @@ struct ConfigurationBrokerListTests {
     @Test("amqp_url in the config file may be an array of URLs; the environment's comma-separated list wins")
     func amqpURLArray() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushd-brokers-\(UUID().uuidString).json")
-        let json = #"{"amqp_url": ["amqp://u:p@rabbit-1:5672/%2f", "amqp://u:p@rabbit-2:5672/%2f"], "database_url": "postgresql://localhost/pushd"}"#
+        let json = #"{"amqp_url": ["amqp://u:p@rabbit-1:5672/%2f", "amqp://u:p@rabbit-2:5672/%2f"], "database_url": "postgresql://localhost/pushd", "allow_insecure_transport": true}"#
         try json.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
 

@@ -17,8 +17,10 @@ enum Fixtures {
         return Array(("{" + fields.joined(separator: ",") + "}").utf8)
     }
 
+    /// Accepted as from the retries queue, where a worker's retry state is trusted (a job
+    /// without it is read the same from either queue).
     static func accepted(_ body: [UInt8] = jobJSON(), publishedAt: UInt64? = nil) throws -> AcceptedJob {
-        guard case .accepted(let job) = JobIntake().accept(body, publishedAt: publishedAt, now: now) else {
+        guard case .accepted(let job) = JobIntake().accept(body, publishedAt: publishedAt, now: now, source: .retries) else {
             throw FixtureError.refused
         }
         return job

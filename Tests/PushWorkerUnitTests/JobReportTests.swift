@@ -19,7 +19,7 @@ struct JobReportTests {
     @Test("no report without report.completed_event")
     func optIn() throws {
         let accepted = try Fixtures.accepted()
-        #expect(JobReport([result(1, .sent(.delivered(id: nil)))], followUps: [], for: accepted) == nil)
+        #expect(JobReport(DeliveryReport([result(1, .sent(.delivered(id: nil)))]), followUps: [], for: accepted) == nil)
     }
 
     @Test("each outcome maps to its final state; a retry is pending; a broadcast's stand-in is left out")
@@ -31,7 +31,8 @@ struct JobReportTests {
             result(5, .sealingFailed("openssl")), result(6, .keyInvalid(.tooSmall(bits: 1024))), result(7, .sent(.retryLater(reason: "503", retryAfter: nil))),
             result(0, .sent(.delivered(id: nil))),
         ]
-        let report = try #require(JobReport(results, followUps: planner.plan(results, for: accepted, now: Fixtures.now), for: accepted))
+        let report = try #require(JobReport(
+            DeliveryReport(results, keepingDeliveredIDs: true), followUps: planner.plan(results, for: accepted, now: Fixtures.now), for: accepted))
         #expect(report.jobID == "job-1" && report.chunks == 1 && report.chunk == 0)
         #expect(report.entries.map(\.deviceID) == [1, 2, 3, 4, 5, 6, 7])
         #expect(report.entries.map(\.outcome) == [.delivered, .invalid, .rejected, .rejected, .rejected, .invalid, nil])
@@ -45,7 +46,7 @@ struct JobReportTests {
         let accepted = try Fixtures.accepted(Fixtures.jobJSON(Self.reporting, retry: retry))
         let results = [result(7, .sent(.retryLater(reason: "503", retryAfter: nil))), result(8, .sent(.delivered(id: nil)))]
         let followUps = planner.plan(results, for: accepted, now: Fixtures.now)
-        let report = try #require(JobReport(results, followUps: followUps, for: accepted))
+        let report = try #require(JobReport(DeliveryReport(results, keepingDeliveredIDs: true), followUps: followUps, for: accepted))
         #expect(report.entries.map(\.outcome) == [.retriesExhausted, .delivered])
         #expect(report.gone == [9])
     }
@@ -53,9 +54,9 @@ struct JobReportTests {
     @Test("a chunk reports under its original job, as part index of count")
     func chunk() throws {
         let document = try JobDocument(json: Data(Fixtures.jobJSON(Self.reporting)))
-        let chunkJSON = try #require(document.chunks(chunkSize: 1, collapseID: "job-1").first).json
+        let chunkJSON = try #require(document.chunks(chunkSize: 1).first).json
         let accepted = try Fixtures.accepted(chunkJSON)
-        let report = try #require(JobReport([result(1, .sent(.delivered(id: nil)))], followUps: [], for: accepted))
+        let report = try #require(JobReport(DeliveryReport([result(1, .sent(.delivered(id: nil)))], keepingDeliveredIDs: true), followUps: [], for: accepted))
         #expect(report.jobID == "job-1" && report.chunks == 1 && report.chunk == 1)
     }
 

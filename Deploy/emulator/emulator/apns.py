@@ -24,6 +24,9 @@ from .rules import FaultInjector, Rule, RuleBook, default_apns_rules
 from .state import ServiceState
 
 DEVICE_PATH = "/3/device/"
+#: Apple has one host per environment; the emulator has one port, so a path prefix stands for
+#: the sandbox host: ``<url>/sandbox/3/device/<token>`` is a development push.
+SANDBOX_PREFIX = "/sandbox"
 PAYLOAD_LIMIT = 4096
 VOIP_PAYLOAD_LIMIT = 5120
 
@@ -65,6 +68,8 @@ class Checked:
     push_type: str
     #: ``aps.event`` of a Live Activity push (None otherwise, and in ``--fast``).
     event: str | None = None
+    #: "production", or "sandbox" for a request under ``SANDBOX_PREFIX``.
+    environment: str = "production"
 
 
 def apns_rules(settings: Settings, credentials: Credentials) -> RuleBook:
@@ -85,7 +90,7 @@ class ApnsService:
 
     # -- entry point -------------------------------------------------------------------------
 
-    def handle(self, request: Request, connection: ConnectionAuth) -> Outcome:
+    def handle(self, request: Request, connection: ConnectionAuth, environment: str = "production") -> Outcome:
         headers, duplicated = collect_headers(request.headers)
         given_id = headers.get("apns-id")
         apns_id = given_id if given_id is not None and UUID.match(given_id) else str(uuid.uuid4())
@@ -97,6 +102,9 @@ class ApnsService:
                                detail=rejection.detail)
 
         rule = self.rules.match(token)
+        if rule is not None and rule.environment is not None and rule.environment != environment:
+            rule = None  # a token of the other environment: fine here
+        checked = Checked(checked.push_type, checked.event, environment)
         if rule is None:
             return self._succeed(request, headers, token, apns_id, 0.0, checked)
         if rule.fail_times is None:
@@ -202,7 +210,7 @@ class ApnsService:
         def build_record() -> PushRecord:
             recorded = {k: v for k, v in headers.items() if k.startswith("apns-")}
             recorded["apns-id"] = apns_id
-            extra: dict = {"push_type": checked.push_type}
+            extra: dict = {"push_type": checked.push_type, "environment": checked.environment}
             if checked.event is not None:
                 extra["event"] = checked.event
             return PushRecord("apns", token, recorded, request.body.decode("utf-8", "replace"),

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import replace
 
-from .apns import DEVICE_PATH, ApnsService
+from .apns import DEVICE_PATH, SANDBOX_PREFIX, ApnsService
 from .apns_auth import ConnectionAuth
 from .broadcast import BROADCAST_PATH, BroadcastService
 from .fcm import FcmService, google_error
@@ -30,6 +31,8 @@ class Router:
         path = request.path
         if path.startswith(DEVICE_PATH):
             return self.apns.handle(request, auth)
+        if path.startswith(SANDBOX_PREFIX + DEVICE_PATH):
+            return self.apns.handle(replace(request, path=path[len(SANDBOX_PREFIX):]), auth, "sandbox")
         if path.startswith(BROADCAST_PATH):
             return self.broadcast.handle(request, auth)
         route = path.partition("?")[0]

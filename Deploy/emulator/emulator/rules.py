@@ -32,6 +32,10 @@ class Rule:
     timestamp: int | str | None = None
     #: FCM error message override.
     message: str | None = None
+    #: APNs only: the rule applies only to requests for this environment ("production" or
+    #: "sandbox"); elsewhere the token is fine. A token registered under the other environment
+    #: is what Apple answers ``BadDeviceToken`` for.
+    environment: str | None = None
 
 
 def default_apns_rules(slow_delay: float) -> list[Rule]:
@@ -39,6 +43,9 @@ def default_apns_rules(slow_delay: float) -> list[Rule]:
         Rule("410a", 410, "Unregistered", timestamp="now"),
         Rule("410e", 410, "ExpiredToken"),
         Rule("400b", 400, "BadDeviceToken"),
+        # A sandbox token: BadDeviceToken in production only (and the reverse).
+        Rule("5bd0", 400, "BadDeviceToken", environment="production"),
+        Rule("9bd0", 400, "BadDeviceToken", environment="sandbox"),
         Rule("4030", 400, "DeviceTokenNotForTopic"),
         Rule("4290", 429, "TooManyRequests"),
         Rule("5000", 500, "InternalServerError"),
@@ -63,7 +70,8 @@ def default_fcm_rules(slow_delay: float) -> list[Rule]:
 
 
 _RULE_KEYS = {"prefix", "status", "reason", "error_code", "delay", "fail_times", "retry_after",
-              "timestamp", "message"}
+              "timestamp", "message", "environment"}
+ENVIRONMENTS = ("production", "sandbox")
 
 
 def parse_rule(raw: object, where: str, status_for: Callable[[str], int | None]) -> Rule:
@@ -94,8 +102,11 @@ def parse_rule(raw: object, where: str, status_for: Callable[[str], int | None])
     retry_after = raw.get("retry_after")
     if retry_after is not None and (not isinstance(retry_after, int) or retry_after < 0):
         raise ConfigError(f"{where}: retry_after is a non-negative integer")
+    environment = raw.get("environment")
+    if environment is not None and environment not in ENVIRONMENTS:
+        raise ConfigError(f"{where}: environment is \"production\" or \"sandbox\"")
     return Rule(raw["prefix"], status, reason, float(delay), fail_times, retry_after, timestamp,
-                raw.get("message"))
+                raw.get("message"), environment)
 
 
 class RuleBook:

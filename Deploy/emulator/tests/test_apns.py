@@ -210,3 +210,34 @@ def test_slow_token_answers_after_the_delay(fresh, credentials):
         started = time.monotonic()
         response = apns_post(client, credentials.jwt(), token="5100" + TOKEN[4:])
     assert response.status_code == 200 and time.monotonic() - started >= 0.3
+
+
+def test_bad_device_token_per_environment(fresh, credentials):
+    """A token of the other environment: BadDeviceToken there, accepted in its own. The
+    sandbox host is the ``/sandbox`` path prefix."""
+    sandbox_token = "5bd0" + TOKEN[4:]
+    production_token = "9bd0" + TOKEN[4:]
+    headers = [("authorization", f"bearer {credentials.jwt()}"), ("apns-topic", TOPIC), ("apns-push-type", "alert")]
+    body = b'{"aps":{"alert":{"title":"t","body":"b"}}}'
+    with fresh.client() as client:
+        in_production = apns_post(client, credentials.jwt(), token=sandbox_token)
+        in_sandbox = client.post(f"/sandbox/3/device/{sandbox_token}", headers=headers, content=body)
+        other_in_sandbox = client.post(f"/sandbox/3/device/{production_token}", headers=headers, content=body)
+        other_in_production = apns_post(client, credentials.jwt(), token=production_token)
+    assert (in_production.status_code, reason(in_production)) == (400, "BadDeviceToken")
+    assert in_sandbox.status_code == 200
+    assert (other_in_sandbox.status_code, reason(other_in_sandbox)) == (400, "BadDeviceToken")
+    assert other_in_production.status_code == 200
+    pushes = fresh.admin("/pushes?since=0")["pushes"]
+    assert [(p["token"], p["environment"]) for p in pushes] == [(sandbox_token, "sandbox"), (production_token, "production")]
+
+
+def test_expired_provider_token_on_demand(fresh, credentials):
+    """A config rule can answer ExpiredProviderToken (403) for chosen tokens, for a number of
+    attempts, to test that a refused token renewal is retried later rather than dropped."""
+    from emulator.apns import REASON_STATUS
+    from emulator.rules import parse_rule
+    rule = parse_rule({"prefix": "e4e0", "reason": "ExpiredProviderToken", "fail_times": 2}, "t", REASON_STATUS.get)
+    assert (rule.status, rule.reason, rule.fail_times) == (403, "ExpiredProviderToken", 2)
+    with pytest.raises(Exception):
+        parse_rule({"prefix": "x", "reason": "BadDeviceToken", "environment": "staging"}, "t", REASON_STATUS.get)

@@ -14,6 +14,10 @@ public final class APNsClient: Service {
         public var privateKeyPEM: String
         /// Replaces both APNs hosts (e.g. the local emulator's `https://127.0.0.1:8443`).
         public var baseURLOverride: String?
+        /// Replace one environment's host; each wins over `baseURLOverride` for its own
+        /// environment, so one misconfigured URL cannot make both environments the same.
+        public var productionBaseURL: String?
+        public var sandboxBaseURL: String?
         public var requestTimeout: Duration
         public var http: HTTP2Client.Configuration
 
@@ -57,8 +61,7 @@ public final class APNsClient: Service {
     /// Sends one push and classifies the answer. Never throws: every failure is an outcome.
     public func send(_ notification: APNsNotification) async -> DeliveryOutcome {
         if let problem = notification.localProblem { return problem }
-        let base = configuration.baseURLOverride ?? notification.environment.baseURL
-        let url = "\(base)/3/device/\(notification.deviceToken)"
+        let url = "\(configuration.baseURL(for: notification.environment))/3/device/\(notification.deviceToken)"
         let token: String
         do { token = try tokens.token() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
@@ -69,13 +72,25 @@ public final class APNsClient: Service {
             // once on a fresh connection, which libcurl opens.
             return await attempt(notification, url: url, token: token).outcome
         }
-        if case .configurationError(let reason, _) = first.outcome, APNsReason(reason) == .expiredProviderToken {
-            // Renew (within the 20-minute rule) and retry once.
-            guard let renewed = try? tokens.renew(rejected: token) else { return first.outcome }
+        if Self.isExpiredProviderToken(first.outcome) {
+            // Renew (within the 20-minute rule) and retry once; if APNs still refuses, or the
+            // renewal is not allowed yet, the push waits for a retry tier: never dropped.
+            guard let renewed = try? tokens.renew(rejected: token), renewed != token else {
+                return .retryLater(reason: "\(APNsReason.expiredProviderToken) (renewal not allowed yet)", retryAfter: nil)
+            }
             logger.warning("APNs said the provider token expired; retrying with a renewed token")
-            return await attempt(notification, url: url, token: renewed).outcome
+            let second = await attempt(notification, url: url, token: renewed).outcome
+            if Self.isExpiredProviderToken(second) {
+                return .retryLater(reason: "\(APNsReason.expiredProviderToken) (after renewal)", retryAfter: nil)
+            }
+            return second
         }
         return first.outcome
+    }
+
+    static func isExpiredProviderToken(_ outcome: DeliveryOutcome) -> Bool {
+        if case .configurationError(let reason, _) = outcome, APNsReason(reason) == .expiredProviderToken { return true }
+        return false
     }
 
     private func attempt(_ notification: APNsNotification, url: String, token: String) async -> Attempt {

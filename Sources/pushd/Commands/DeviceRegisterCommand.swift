@@ -13,6 +13,7 @@ enum DeviceCommand: Subcommand {
         usage: pushd device register --recipient ID --platform ios|android --app APP
                                      [--environment sandbox|production] --token TOKEN
                                      [--public-key-file FILE] [--app-version V] [--database-url URL]
+                                     [--config FILE]
 
         Registers (or re-registers) a push token with pushd_register_device and prints
           device_id=<id> key_id=<key id or -> key_rotated=<true|false> created=<true|false>
@@ -25,7 +26,8 @@ enum DeviceCommand: Subcommand {
                              base64 SubjectPublicKeyInfo (Android) or PEM. Refused if not an
                              RSA key of at least 2048 bits. Without it the device only gets
                              the fallback text.
-          --database-url     default: $PUSHD_DATABASE_URL
+          --database-url     default: $PUSHD_DATABASE_URL, else database_url of --config FILE
+                             (default: $PUSHD_CONFIG), the workers' configuration file
 
         """ + liveActivityHelp
 
@@ -36,7 +38,7 @@ enum DeviceCommand: Subcommand {
         }
         let parsed = try ParsedArguments(
             Array(arguments.dropFirst()),
-            options: ["recipient", "platform", "app", "environment", "token", "public-key-file", "app-version", "database-url"])
+            options: ["recipient", "platform", "app", "environment", "token", "public-key-file", "app-version", "database-url", "config"])
         guard let platform = Platform(rawValue: try parsed.required("platform")) else {
             throw .usage("--platform must be ios or android")
         }

@@ -9,7 +9,7 @@ enum MigrateCommand: Subcommand {
     static let name = "migrate"
     static let summary = "apply the PostgreSQL schema migrations (idempotent, safe concurrently)"
     static let help = """
-        usage: pushd migrate [--database-url URL] [--migrations DIR] [--lock-timeout SECONDS]
+        usage: pushd migrate [--database-url URL] [--config FILE] [--migrations DIR] [--lock-timeout SECONDS]
 
         Applies the pending Schemas/sql migrations (NNNN_name.sql, in order), each in its own
         transaction, recording them in pushd_schema_migrations. Running it again does nothing;
@@ -19,6 +19,8 @@ enum MigrateCommand: Subcommand {
           --database-url   libpq URL, e.g. postgresql://user:password@host:5432/pushd
                            (default: $PUSHD_DATABASE_URL). TLS: add ?sslmode=verify-full
                            &sslrootcert=/path/ca.pem in production (libpq's default is prefer).
+          --config         the workers' configuration file (default: $PUSHD_CONFIG): its
+                           database_url is used when neither of the above is given
           --migrations     directory of NNNN_name.sql files (default: $PUSHD_MIGRATIONS_DIR,
                            else ../share/pushd/sql next to the executable, else Schemas/sql of
                            the repository the executable was built in)
@@ -26,7 +28,7 @@ enum MigrateCommand: Subcommand {
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
-        let parsed = try ParsedArguments(arguments, options: ["database-url", "migrations", "lock-timeout"])
+        let parsed = try ParsedArguments(arguments, options: ["database-url", "config", "migrations", "lock-timeout"])
         let configuration = try parsed.storeConfiguration()
         let lockTimeout = try parsed.double("lock-timeout", default: 300)
         let migrations: [Migration]

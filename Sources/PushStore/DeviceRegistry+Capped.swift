@@ -1,0 +1,38 @@
+import PushModel
+
+extension DeviceRegistry {
+    /// The devices of these recipients registered for `app`, at most `maximumPerRecipient`
+    /// each (the most recently registered tokens win), with the recipients that had more.
+    ///
+    /// A production provider caps fan-out per recipient: one account with thousands of
+    /// registered tokens (a test rig, a leak, an attack) must not turn one notification into
+    /// thousands of pushes nor grow a worker's memory. The window runs in PostgreSQL, so the
+    /// extra rows never leave the server.
+    public func devices(
+        forRecipients recipientIDs: [String], in app: AppIdentifiers, maximumPerRecipient: Int
+    ) async throws(StoreError) -> (devices: [Device], cappedRecipients: [String]) {
+        guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return ([], []) }
+        let devices = try await pool.query("""
+            SELECT \(fragment: Device.columns) FROM (
+                SELECT *, row_number() OVER (PARTITION BY recipient_id ORDER BY token_registered_at DESC, id DESC) AS rank
+                FROM devices
+                WHERE recipient_id = ANY(\(recipientIDs))
+                  AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
+            ) ranked
+            WHERE rank <= \(Int64(maximumPerRecipient))
+            """).map { row throws(StoreError) in try Device(row: row) }
+        // Only when some recipient reached the cap: were there more?
+        var counts: [String: Int] = [:]
+        for device in devices { counts[device.recipientID, default: 0] += 1 }
+        let full = counts.filter { $0.value >= maximumPerRecipient }.map(\.key)
+        guard !full.isEmpty else { return (devices, []) }
+        let capped = try await pool.query("""
+            SELECT recipient_id FROM devices
+            WHERE recipient_id = ANY(\(full))
+              AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
+            GROUP BY recipient_id HAVING count(*) > \(Int64(maximumPerRecipient))
+            ORDER BY recipient_id
+            """).map { row throws(StoreError) in try row.decode(String.self, column: 0) }
+        return (devices, capped)
+    }
+}

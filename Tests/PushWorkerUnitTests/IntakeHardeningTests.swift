@@ -1,0 +1,73 @@
+import Foundation
+import PushModel
+@testable import PushWorker
+import Testing
+
+@Suite("Intake and planner hardening")
+struct IntakeHardeningTests {
+    static let retry = #"{"attempt":2,"first_attempt_at":"2026-01-01T00:00:00Z","device_ids":[4,5]}"#
+
+    @Test("retry state from the producers' queue is forged; from the retries queue it is trusted")
+    func forgedRetryState() {
+        let body = Fixtures.jobJSON(retry: Self.retry)
+        #expect(JobIntake().accept(body, publishedAt: nil, now: Fixtures.now) == .deadLetter(.forgedRetryState))
+        guard case .accepted(let job) = JobIntake().accept(body, publishedAt: nil, now: Fixtures.now, source: .retries) else {
+            Issue.record("a worker's retry was refused")
+            return
+        }
+        #expect(job.retryDeviceIDs == [4, 5])
+        #expect(DeadLetterReason.forgedRetryState.cause == "forged_retry_state")
+    }
+
+    @Test("a retry may name at most 10,000 devices")
+    func retryDevicesBounded() {
+        let ids = (1...10_001).map(String.init).joined(separator: ",")
+        let body = Fixtures.jobJSON(retry: #"{"attempt":2,"first_attempt_at":"2026-01-01T00:00:00Z","device_ids":["# + ids + "]}")
+        guard case .deadLetter(.malformed(let error)) = JobIntake().accept(body, publishedAt: nil, now: Fixtures.now, source: .retries) else {
+            Issue.record("accepted a retry of 10,001 devices")
+            return
+        }
+        #expect(error.path == "retry.device_ids")
+    }
+
+    @Test("a retry of 25,000 devices is split into messages of at most 10,000")
+    func retryChunks() {
+        let chunks = FollowUpPlanner.chunks((1...25_000).map(Int64.init))
+        #expect(chunks.map(\.count) == [10_000, 10_000, 5_000])
+        #expect(chunks.flatMap { $0 } == (1...25_000).map(Int64.init))
+    }
+
+    @Test("recipients are resolved in bounded batches")
+    func batches() throws {
+        let ids = (0..<1200).map { "\"r\($0)\"" }.joined(separator: ",")
+        let body = Array(String(decoding: Fixtures.jobJSON(), as: UTF8.self)
+            .replacingOccurrences(of: #"["user-1"]"#, with: "[" + ids + "]").utf8)
+        let job = try Fixtures.accepted(body)
+        let batches = JobProcessor.batches(of: job, size: 500)
+        #expect(batches.count == 3)
+        guard case .recipients(let last) = batches.last else { Issue.record("not recipients"); return }
+        #expect(last.count == 200)
+    }
+
+    @Test("ttl_seconds 0: apns-expiration 0, one first attempt, never a later one; a passed expires_at is not sent")
+    func expiry() throws {
+        let once = try Fixtures.accepted(Fixtures.jobJSON(#""delivery":{"ttl_seconds":0}"#), publishedAt: 1_700_000_000)
+        #expect(once.apnsExpiration == 0)
+        #expect(!once.hasExpired(now: Fixtures.now))
+        let passed = try Fixtures.accepted(Fixtures.jobJSON(#""delivery":{"expires_at":1700000000}"#))
+        #expect(passed.hasExpired(now: Fixtures.now))
+        #expect(passed.apnsExpiration == 1_700_000_000)
+        let open = try Fixtures.accepted()
+        #expect(!open.hasExpired(now: Fixtures.now) && open.apnsExpiration == nil)
+    }
+}
+
+extension IntakeHardeningTests {
+    @Test("a retry of a device-ids job reaches only the job's own device ids")
+    func retryWithinAddressees() throws {
+        let body = String(decoding: Fixtures.jobJSON(retry: #"{"attempt":2,"first_attempt_at":"2026-01-01T00:00:00Z","device_ids":[4,5,99]}"#), as: UTF8.self)
+            .replacingOccurrences(of: #""recipients":{"recipient_ids":["user-1"]}"#, with: #""recipients":{"device_ids":[4,5,6]}"#)
+        let job = try Fixtures.accepted(Array(body.utf8))
+        #expect(JobProcessor.batches(of: job, size: 500) == [.devices([4, 5])])
+    }
+}
