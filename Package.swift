@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
-            dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushTestSupport", "PushWorker"]),
+            dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushProducer", "PushTestSupport", "PushWorker"]),
         // The worker's pure parts (intake, planner, retry policy): no servers needed.
         .testTarget(
             name: "PushWorkerUnitTests",

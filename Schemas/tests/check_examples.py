@@ -13,7 +13,9 @@ from jsonschema import Draft202012Validator
 SCHEMAS = Path(__file__).resolve().parents[1]
 CASES = [("job.v1.schema.json", "examples/*.json", "examples/invalid/*.json"),
          ("events/token.invalid.v1.schema.json", "events/examples/token.invalid.*.json",
-          "events/examples/invalid/token.invalid.*.json")]
+          "events/examples/invalid/token.invalid.*.json"),
+         ("events/job.completed.v1.schema.json", "events/examples/job.completed.*.json",
+          "events/examples/invalid/job.completed.*.json")]
 
 
 def main() -> int:

@@ -34,11 +34,15 @@ public enum BenchCommand: Subcommand {
 
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
                                     --credentials DIR [--deliveries N] [--backlog N]
+                                    [--mode urgent-under-bulk [--urgent-jobs N]]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
                    and our rate as a ratio of the lower. `bash Deploy/bench.sh pipeline`.
+                   --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one
+                   recipient each, 20 ms apart) on an idle cluster, then while two workers
+                   drain a bulk-lane backlog of --backlog deliveries (default 100,000).
         """
 
     public static func run(_ arguments: [String]) async throws(CLIError) {

@@ -62,14 +62,14 @@ final class PipelineRun {
 
     private var jobCounter = 0
 
-    /// Publishes jobs for `deliveries` pushes (100 per job); returns their ids.
+    /// Publishes jobs for `deliveries` pushes (100 per job) to `lane`; returns their ids.
     @discardableResult
-    func publishJobs(deliveries: Int) async throws -> [String] {
+    func publishJobs(deliveries: Int, lane: NotificationJob.Lane = .urgent) async throws -> [String] {
         let jobCount = max(1, deliveries / (Self.recipientsPerJob * 2))
         var requests: [PublishRequest] = []
         var ids: [String] = []
         for _ in 0..<jobCount {
-            let (id, request) = job()
+            let (id, request) = job(lane: lane)
             ids.append(id)
             requests.append(request)
         }
@@ -79,20 +79,21 @@ final class PipelineRun {
         return ids
     }
 
-    func job() -> (String, PublishRequest) {
+    func job(recipients count: Int = recipientsPerJob, lane: NotificationJob.Lane = .urgent, label: String = "job") -> (String, PublishRequest) {
         jobCounter += 1
-        let id = "\(prefix)-job-\(jobCounter)"
+        let id = "\(prefix)-\(label)-\(jobCounter)"
         let first = (jobCounter * Self.recipientsPerJob) % recipients.count
-        let ids = (0..<Self.recipientsPerJob).map { recipients[(first + $0) % recipients.count] }
+        let ids = (0..<count).map { recipients[(first + $0) % recipients.count] }
         let job: [String: Any] = [
             "version": 1, "job_id": id, "app": ["ios_bundle_id": Self.bundle, "fcm_project_id": Self.project],
             "recipients": ["recipient_ids": ids],
             "content": ["title": "Benchmark", "message": String(repeating: "x", count: 800), "data": ["n": jobCounter]],
             "fallback": ["title": "New message", "message": "Open the app to read it"],
+            "delivery": ["lane": lane.rawValue],
         ]
         let body = (try? JSONSerialization.data(withJSONObject: job)) ?? Data()
         return (id, PublishRequest(
-            exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey,
+            exchange: topology.jobsExchange, routingKey: lane.routingKey,
             message: OutgoingMessage(body: body, contentType: "application/json", messageID: id)))
     }
 
@@ -156,6 +157,12 @@ final class PipelineRun {
     /// Every accepted push's job id (collapse id) and arrival time.
     func arrivals() async throws -> [(jobID: String, at: Double)] {
         var cursor = 0
+        return try await arrivals(after: &cursor)
+    }
+
+    /// The pushes accepted after `cursor` (a sequence number of the emulator's log), which is
+    /// advanced past them: for polling a growing log without reading it from the start.
+    func arrivals(after cursor: inout Int) async throws -> [(jobID: String, at: Double)] {
         var all: [(String, Double)] = []
         while true {
             let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/pushes?since=\(cursor)&limit=200"))

@@ -22,7 +22,7 @@ enum PipelineBenchmark {
 
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
-            arguments, options: ["emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog"])
+            arguments, options: ["emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs"])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
             throw .usage("set PUSHD_DATABASE_URL and PUSHD_AMQP_URL (bash Deploy/bench.sh pipeline does)")
@@ -35,6 +35,19 @@ enum PipelineBenchmark {
         let backlog = try parsed.integer("backlog", default: 100_000)
         let bench: PipelineRun
         do { bench = try await PipelineRun(setup: setup) } catch { throw .failure("set-up failed: \(error)") }
+        if let mode = parsed["mode"] {
+            guard mode == "urgent-under-bulk" else { throw .usage("--mode: only urgent-under-bulk (or none for the full run)") }
+            let urgentJobs = try parsed.integer("urgent-jobs", default: 200)
+            do {
+                StandardStreams.write(line: "bench pipeline urgent-under-bulk: two workers, default prefetch; devices registered in \(bench.prefix)")
+                try await urgentUnderBulk(bench, backlog: backlog, urgentJobs: urgentJobs)
+            } catch {
+                await bench.tearDown()
+                throw .failure("\(error)")
+            }
+            await bench.tearDown()
+            return
+        }
         do {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
             let oneWorker = try await bench.throughput(deliveries: deliveries, workers: 1)

@@ -27,10 +27,13 @@ extension NotificationJob {
         guard version == NotificationJob.currentVersion else {
             throw JobValidationError("version", "unsupported job version \(version); this worker reads version \(NotificationJob.currentVersion)")
         }
-        jobID = try job.string("job_id", maxBytes: NotificationJob.maximumJobIDLength)
+        chunk = try Self.chunk(reading: job)
+        // A chunk's id is its original's plus "#<n>", so it may be a little longer.
+        jobID = try job.string("job_id", maxBytes: NotificationJob.maximumJobIDLength + (chunk == nil ? 0 : Chunk.maximumSuffixLength))
         guard !jobID.isEmpty, jobID.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw JobValidationError("job_id", "must be 1 to \(NotificationJob.maximumJobIDLength) printable ASCII characters without spaces")
         }
+        report = try Self.report(reading: job)
 
         let app = try job.object("app")
         self.app = App(
@@ -108,7 +111,8 @@ extension NotificationJob {
             if let collapseID, collapseID.isEmpty || !collapseID.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
                 throw JobValidationError("delivery.collapse_id", "must be printable ASCII without spaces")
             }
-            self.delivery = Delivery(priority: priority, expiresAt: expiresAt, ttlSeconds: ttl, collapseID: collapseID)
+            self.delivery = Delivery(
+                priority: priority, expiresAt: expiresAt, ttlSeconds: ttl, collapseID: collapseID, lane: try Self.lane(reading: delivery))
         } else {
             self.delivery = Delivery()
         }

@@ -27,6 +27,10 @@ public struct NotificationJob: Sendable, Equatable {
     public var liveActivity: LiveActivity?
     /// Set by workers when they re-publish a job for the devices that need a retry.
     public var retry: RetryState?
+    /// Set by workers on the chunk jobs a large job is split into (`NotificationJob+Volume.swift`).
+    public var chunk: Chunk?
+    /// What the producer wants to hear back about the job (`report.completed_event`).
+    public var report = Report()
 
     public struct App: Sendable, Equatable {
         public var iosBundleID: String?
@@ -116,12 +120,17 @@ public struct NotificationJob: Sendable, Equatable {
         public var ttlSeconds: Int64?
         /// Explicit collapse id; by default one is derived from the job id.
         public var collapseID: String?
+        /// The queue the job waits in: `urgent` (default) or `bulk`.
+        public var lane: Lane
 
-        public init(priority: Priority = .high, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, collapseID: String? = nil) {
+        public init(
+            priority: Priority = .high, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, collapseID: String? = nil, lane: Lane = .urgent
+        ) {
             self.priority = priority
             self.expiresAt = expiresAt
             self.ttlSeconds = ttlSeconds
             self.collapseID = collapseID
+            self.lane = lane
         }
     }
 

@@ -61,6 +61,8 @@ public struct JobPublisher: Sendable {
         var message = OutgoingMessage(body: json, contentType: "application/json", messageID: job.jobID)
         // The first-attempt time for jobs without retry state (TTL and maximum age count from it).
         message.timestamp = UInt64(Date().timeIntervalSince1970)
-        return PublishRequest(exchange: topology.jobsExchange, routingKey: "job", message: message)
+        // The job's lane picks the queue; mandatory, so a lane whose queue is missing (a
+        // broker not yet migrated to lanes) is reported instead of dropping the job.
+        return PublishRequest(exchange: topology.jobsExchange, routingKey: job.delivery.lane.routingKey, message: message, mandatory: true)
     }
 }

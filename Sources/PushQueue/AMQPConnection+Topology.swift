@@ -25,6 +25,26 @@ extension AMQPConnection {
         try await performAdmin { raw throws(QueueError) in try raw.purge(queue: queue) }
     }
 
+    /// Declares a durable quorum queue of the caller's own and binds it to `exchange`: how a
+    /// producer subscribes to the events it asked for (`job.completed` on the events exchange).
+    public func declareSubscription(queue: String, exchange: String, routingKey: String) async throws(QueueError) {
+        try await performAdmin { raw throws(QueueError) in
+            try raw.declare(QueueDeclaration(name: queue, arguments: ["x-queue-type": "quorum"]), passive: false)
+            try raw.bind(BindingDeclaration(exchange: exchange, queue: queue, routingKey: routingKey))
+        }
+    }
+
+    /// Deletes a queue with its messages (a subscription no longer needed); a missing queue is
+    /// no error. Returns how many messages it held.
+    @discardableResult
+    public func deleteQueue(_ queue: String) async throws(QueueError) -> Int {
+        try await performAdmin { raw throws(QueueError) in
+            var count = 0
+            try Self.ignoringMissing { () throws(QueueError) in count = try raw.delete(queue: queue) }
+            return count
+        }
+    }
+
     /// Runs `body` on the connection thread with the open connection.
     private func performAdmin<Value: Sendable>(
         _ body: @escaping @Sendable (RawConnection) throws(QueueError) -> Value

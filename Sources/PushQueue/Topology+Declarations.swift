@@ -48,7 +48,10 @@ extension Topology {
             "x-overflow": "reject-publish",
             "x-delivery-limit": .int(Self.deliveryLimit),
         ]
-        var queues = [QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: retriesQueue, arguments: poisonSafe)]
+        var queues = [
+            QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: bulkJobsQueue, arguments: poisonSafe),
+            QueueDeclaration(name: retriesQueue, arguments: poisonSafe),
+        ]
         for tier in retryTiers {
             queues.append(QueueDeclaration(name: retryQueue(tier), arguments: [
                 "x-queue-type": "quorum",
@@ -67,6 +70,7 @@ extension Topology {
     public var bindings: [BindingDeclaration] {
         var bindings = [
             BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey),
+            BindingDeclaration(exchange: jobsExchange, queue: bulkJobsQueue, routingKey: Self.bulkRoutingKey),
             BindingDeclaration(exchange: retryExchange, queue: retriesQueue, routingKey: Self.dueRoutingKey),
         ]
         for tier in retryTiers {

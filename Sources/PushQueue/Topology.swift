@@ -28,8 +28,10 @@ public struct Topology: Sendable, Hashable {
         ]
     }
 
-    /// Routing key of jobs on `jobsExchange`, and of retries once their delay has passed.
+    /// Routing key of jobs on `jobsExchange` (the urgent lane, `jobsQueue`).
     public static let jobRoutingKey = "job"
+    /// Routing key of bulk-lane jobs on `jobsExchange` (`bulkJobsQueue`), and of chunks.
+    public static let bulkRoutingKey = "bulk"
     /// Routing key under which a retry whose delay has passed goes from its tier queue back
     /// to `retryExchange`, and on to `retriesQueue`.
     public static let dueRoutingKey = "due"
@@ -50,7 +52,11 @@ public struct Topology: Sendable, Hashable {
     public static let production = Topology()
 
     public var jobsExchange: String { "\(prefix).jobs" }
+    /// The urgent lane (the queue every job used before lanes existed, kept under its name
+    /// so an upgrade needs no queue migration).
     public var jobsQueue: String { "\(prefix).jobs" }
+    /// The bulk lane: its own quorum queue, consumed by every worker with its own prefetch.
+    public var bulkJobsQueue: String { "\(prefix).jobs.bulk" }
     /// Only workers may publish here (`definitions.production.json`): what arrives through it
     /// is the only place retry state is trusted.
     public var retryExchange: String { "\(prefix).retry" }

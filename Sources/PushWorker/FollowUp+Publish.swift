@@ -46,6 +46,10 @@ extension FollowUp {
             // Nobody may listen for key.invalid yet: not mandatory, so it is never reported
             // back as unroutable.
             return Self.event(event, routingKey: Topology.keyInvalidRoutingKey, topology: topology, mandatory: false)
+        case .jobCompleted(let event):
+            // Its message id is the job id, the consumers' de-duplication key; not mandatory,
+            // since a producer binds a queue only if it asks for the event.
+            return Self.event(event, routingKey: JobCompletedEvent.name, topology: topology, mandatory: false)
         case .deadLetter(let reason, let state):
             var headers = message.headers
             headers["x-pushd-reason"] = .string(String(reason.description.prefix(1000)))

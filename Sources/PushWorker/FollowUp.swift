@@ -13,4 +13,6 @@ enum FollowUp: Sendable, Equatable {
     /// The job (with `retry` state when devices ran out of tries, else as received) goes to
     /// the dead-letter queue with the reason.
     case deadLetter(DeadLetterReason, retry: NotificationJob.RetryState?)
+    /// Every device of a job that asked for it reached a final state (`JobReport`).
+    case jobCompleted(JobCompletedEvent)
 }

@@ -16,7 +16,8 @@ struct JobContext: Sendable {
         let job = accepted.job
         self.job = job
         plaintext = SealedContent.plaintext(for: job)
-        collapseID = CollapseIdentifier.forJob(id: job.jobID, explicit: job.delivery.collapseID)
+        // A chunk's collapse id is its original's: a split job collapses as one.
+        collapseID = CollapseIdentifier.forJob(id: job.reportJobID, explicit: job.delivery.collapseID)
         expiresAt = accepted.expiresAt
         apnsExpiration = accepted.apnsExpiration
         apnsTemplate = APNsPayloadTemplate(job: job)

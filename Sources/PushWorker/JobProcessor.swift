@@ -13,6 +13,8 @@ final class JobProcessor: Sendable {
         var encryptions: Int
         /// Pushes in flight at once across all jobs of this worker.
         var deliveries: Int
+        /// Of those, at most this many for bulk-lane jobs, so urgent jobs always find room.
+        var bulkDeliveries: Int = 100
         /// Devices one recipient may have per job (the most recently registered win).
         var devicesPerRecipient: Int = 20
         /// Recipients (or device ids) resolved and delivered at a time, so a worker's memory
@@ -41,6 +43,8 @@ final class JobProcessor: Sendable {
     let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
+    /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
+    private let bulkDeliveryPermits: AsyncSemaphore
     let limits: Limits
     let metrics: WorkerMetrics
 
@@ -50,6 +54,7 @@ final class JobProcessor: Sendable {
         self.keys = keys
         self.encryptionPermits = AsyncSemaphore(permits: max(1, limits.encryptions))
         self.deliveryPermits = AsyncSemaphore(permits: max(1, limits.deliveries))
+        self.bulkDeliveryPermits = AsyncSemaphore(permits: max(1, min(limits.bulkDeliveries, limits.deliveries)))
         self.limits = limits
         self.metrics = metrics
     }
@@ -81,7 +86,9 @@ final class JobProcessor: Sendable {
         for batch in Self.batches(of: accepted, size: max(1, limits.batch)).dropFirst(progress.batchesDone) {
             let devices: [Device]
             do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
-            let delivered = await deliverAll(devices) { device in await self.deliver(to: device, context: context) }
+            let delivered = await deliverAll(devices, lane: accepted.job.delivery.lane) { device in
+                await self.deliver(to: device, context: context)
+            }
             // A cancelled worker may have skipped devices or cut sends short: never ack that.
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
@@ -90,17 +97,26 @@ final class JobProcessor: Sendable {
     }
 
     /// Runs `deliver` for every device, a bounded number at once.
-    func deliverAll(_ devices: [Device], _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome) async -> [DeviceResult] {
+    func deliverAll(
+        _ devices: [Device], lane: NotificationJob.Lane = .urgent, _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome
+    ) async -> [DeviceResult] {
         await withTaskGroup(of: DeviceResult.self) { group in
             for device in devices {
                 // Bounds the tasks alive at once, not only the requests: a 10,000-device job
                 // does not create 10,000 suspended tasks holding payloads.
-                do { try await deliveryPermits.acquire() } catch { break }
+                if lane == .bulk {
+                    do { try await bulkDeliveryPermits.acquire() } catch { break }
+                }
+                do { try await deliveryPermits.acquire() } catch {
+                    if lane == .bulk { bulkDeliveryPermits.release() }
+                    break
+                }
                 metrics.deliveriesInFlight.add(1)
                 group.addTask { [self] in
                     defer {
                         metrics.deliveriesInFlight.add(-1)
                         deliveryPermits.release()
+                        if lane == .bulk { bulkDeliveryPermits.release() }
                     }
                     return DeviceResult(device: device, outcome: await deliver(device))
                 }

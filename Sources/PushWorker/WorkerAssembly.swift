@@ -30,13 +30,17 @@ public struct WorkerAssembly: Sendable {
             registry: registry, router: router, keys: PublicKeyCache(),
             limits: .init(
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
+                bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight,
                 devicesPerRecipient: configuration.maxDevicesPerRecipient),
             metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))
         let worker = WorkerService(
             consumerConnection: consumer, publisherConnection: publisher, intake: JobIntake(), processor: processor,
-            planner: planner, topology: topology, prefetch: UInt16(configuration.prefetch), metrics: metrics,
+            planner: planner, topology: topology,
+            lanes: .init(urgentPrefetch: UInt16(configuration.prefetch), bulkPrefetch: UInt16(configuration.bulkPrefetch),
+                         chunkSize: configuration.chunkSize),
+            reports: JobOutcomeTally(pool: pool), metrics: metrics,
             logger: logger.with(["component": "worker"]), dependencyProbe: { await registry.isReachable() })
         var services: [any Service] = []
         if let port = configuration.metricsPort {

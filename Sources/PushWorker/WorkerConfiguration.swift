@@ -1,5 +1,6 @@
 import Foundation
 import PushDelivery
+import PushModel
 import PushQueue
 
 /// Everything `pushd worker` and `pushd cleanup` need, from an optional JSON file
@@ -30,7 +31,20 @@ public struct WorkerConfiguration: Sendable {
     /// Declare the queues and exchanges at start (needs configure rights); otherwise only
     /// check that they exist (for the least-privilege production user).
     public var declareTopology = true
+    /// Urgent-lane jobs a worker holds at once (`prefetch` of `<prefix>.jobs`).
     public var prefetch = 32
+    /// Bulk-lane jobs a worker holds at once (`<prefix>.jobs.bulk`), apart from `prefetch`,
+    /// so bulk can never take an urgent job's place.
+    public var bulkPrefetch = 4
+    /// Jobs with more recipients are split into chunk jobs of this many on the bulk lane.
+    public var chunkSize = 500
+    /// Pushes of bulk jobs in flight at once (at most `max_in_flight_deliveries`); the rest
+    /// stays free for urgent jobs. Every bulk push in flight is one an urgent push may queue
+    /// behind (in the HTTP/2 connection, at APNs/FCM, for a core to seal it), so this is
+    /// small: 100 (`defaultBulkMaxInFlight`) keeps a connection busy while the urgent p99
+    /// under a bulk backlog stays a few hundred milliseconds on a 2-core machine.
+    public var bulkMaxInFlightDeliveries: Int?
+    public static let defaultBulkMaxInFlight = 100
     public var maxInFlightDeliveries = 1000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var databasePoolSize = 4
@@ -81,6 +95,10 @@ public struct WorkerConfiguration: Sendable {
         configuration.topologyPrefix = reader.string("topology_prefix", env: "PUSHD_TOPOLOGY_PREFIX") ?? "pushd"
         configuration.declareTopology = reader.bool("declare_topology", env: "PUSHD_DECLARE_TOPOLOGY") ?? true
         configuration.prefetch = reader.int("prefetch", env: "PUSHD_PREFETCH", range: 1...1000) ?? 32
+        configuration.bulkPrefetch = reader.int("bulk_prefetch", env: "PUSHD_BULK_PREFETCH", range: 1...1000) ?? 4
+        configuration.chunkSize = reader.int("chunk_size", env: "PUSHD_CHUNK_SIZE", range: 1...NotificationJob.maximumRecipients) ?? 500
+        configuration.bulkMaxInFlightDeliveries = reader.int(
+            "bulk_max_in_flight_deliveries", env: "PUSHD_BULK_MAX_IN_FLIGHT", range: 1...100_000)
         configuration.maxInFlightDeliveries = reader.int("max_in_flight_deliveries", env: "PUSHD_MAX_IN_FLIGHT", range: 1...100_000) ?? 1000
         configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
             ?? ProcessInfo.processInfo.activeProcessorCount

@@ -1,4 +1,5 @@
 import PushQueue
+import PushModel
 
 extension WorkerMetrics {
     /// Counts a settled job's pushes and follow-ups. Called once, after the broker confirmed
@@ -24,6 +25,7 @@ extension WorkerMetrics {
             case .retry(_, let tier): retries.increment(tier.name)
             case .tokenInvalid: eventsPublished.increment(Topology.tokenInvalidRoutingKey)
             case .keyInvalid: eventsPublished.increment(Topology.keyInvalidRoutingKey)
+            case .jobCompleted: eventsPublished.increment(JobCompletedEvent.name)
             case .deadLetter(let reason, _): deadLetters.increment(reason.cause)
             }
         }

@@ -26,7 +26,7 @@ extension WorkerService {
                 logger.info("retry scheduled", ["devices": .int(state.deviceIDs.count), "tier": .string(tier.name), "next_attempt": .int(state.attempt)])
             case .deadLetter(let reason, let state):
                 logger.warning("retries exhausted; dead-lettered", ["devices": .int(state?.deviceIDs.count ?? 0), "reason": .string(reason.description)])
-            case .tokenInvalid, .keyInvalid:
+            case .tokenInvalid, .keyInvalid, .jobCompleted:
                 break
             }
         }

@@ -12,7 +12,7 @@ extension WorkerService {
     func deliverHolding(
         _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
     ) async -> DeliveryReport? {
-        var progress = JobProcessor.Progress()
+        var progress = JobProcessor.Progress(report: DeliveryReport(keepingDeliveredIDs: accepted.job.report.completedEvent))
         while true {
             let failure: JobProcessor.Interruption
             do {

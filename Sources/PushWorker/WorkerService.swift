@@ -2,6 +2,7 @@ import Foundation
 import PushModel
 import PushQueue
 import PushRuntime
+import PushStore
 
 /// `pushd worker`'s consuming loop: jobs in, follow-ups confirmed, then acked.
 ///
@@ -12,13 +13,14 @@ import PushRuntime
 /// hands them to another worker.
 public final class WorkerService: Service {
     public let name = "worker"
-    private let consumerConnection: AMQPConnection
-    private let publisherConnection: AMQPConnection
+    let consumerConnection: AMQPConnection
+    let publisherConnection: AMQPConnection
     private let intake: JobIntake
     let processor: JobProcessor
     private let planner: FollowUpPlanner
-    private let topology: Topology
-    private let prefetch: UInt16
+    let topology: Topology
+    let lanes: Lanes
+    let reports: JobOutcomeTally
     let metrics: WorkerMetrics
     let logger: Logger
     /// Closed while PostgreSQL is unreachable: consumption pauses, held jobs wait.
@@ -28,7 +30,7 @@ public final class WorkerService: Service {
 
     init(
         consumerConnection: AMQPConnection, publisherConnection: AMQPConnection, intake: JobIntake, processor: JobProcessor,
-        planner: FollowUpPlanner, topology: Topology, prefetch: UInt16, metrics: WorkerMetrics, logger: Logger,
+        planner: FollowUpPlanner, topology: Topology, lanes: Lanes, reports: JobOutcomeTally, metrics: WorkerMetrics, logger: Logger,
         dependencyProbe: @escaping @Sendable () async -> Bool
     ) {
         self.dependencyProbe = dependencyProbe
@@ -38,7 +40,8 @@ public final class WorkerService: Service {
         self.processor = processor
         self.planner = planner
         self.topology = topology
-        self.prefetch = prefetch
+        self.lanes = lanes
+        self.reports = reports
         self.metrics = metrics
         self.logger = logger
     }
@@ -63,12 +66,20 @@ public final class WorkerService: Service {
     /// consumers are cancelled and the held jobs finish once it reopens). Returns a
     /// consumer's failure, if any.
     private func consumeUntilPaused(shutdown: ShutdownSignal) async throws -> (any Error)? {
-        let queues = [topology.jobsQueue, topology.retriesQueue]
+        // Each lane with its own prefetch (the broker enforces each apart), so a bulk backlog
+        // fills at most its own slots; retries share the urgent prefetch.
+        let queues = [
+            (topology.jobsQueue, lanes.urgentPrefetch), (topology.bulkJobsQueue, lanes.bulkPrefetch),
+            (topology.retriesQueue, lanes.urgentPrefetch),
+        ]
         var consumers: [QueueConsumer] = []
-        for queue in queues {
+        for (queue, prefetch) in queues {
             consumers.append(try await consumerConnection.consume(queue: queue, prefetch: prefetch))
         }
-        logger.info("worker consuming", ["queues": .string(queues.joined(separator: ",")), "prefetch": .int(Int(prefetch))])
+        logger.info("worker consuming", [
+            "queues": .string(queues.map(\.0).joined(separator: ",")), "prefetch": .int(Int(lanes.urgentPrefetch)),
+            "bulk_prefetch": .int(Int(lanes.bulkPrefetch)),
+        ])
         let stopper = Task { [consumers] in
             await shutdown.wait()
             guard !Task.isCancelled else { return }
@@ -136,13 +147,38 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("expired")
             return
         }
+        if accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
+            await split(accepted, message)
+            return
+        }
         guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
-        let followUps = planner.plan(report.results, for: accepted, now: Date())
+        var followUps = planner.plan(report.results, for: accepted, now: Date())
         Self.log(report, followUps, to: log)
-        await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
+        var completed: JobCompletedEvent?
+        switch await recordReport(report, followUps: followUps, for: accepted) {
+        case .none: break
+        case .publish(let event):
+            completed = event
+            followUps.append(.jobCompleted(event))
+        case .failed(let error):
+            log.warning("outcome tally not written; the job goes back to the queue", ["error": .string("\(error)")])
+            try? await Task.sleep(for: .seconds(1))
+            _ = await message.nack(requeue: true)
+            metrics.jobsCompleted.increment("requeued")
+            return
+        }
+        let confirmed = await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
+        if let completed, confirmed {
+            // Only a crash before this line repeats the event (with the same message id).
+            do { try await reports.markPublished(jobID: completed.jobID) } catch {
+                log.warning("job.completed published but not marked; a redelivery may repeat it", ["error": .string("\(error)")])
+            }
+        }
     }
 
-    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async {
+    /// True once the broker confirmed every follow-up (whether or not the ack then reached it).
+    @discardableResult
+    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async -> Bool {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
@@ -156,7 +192,7 @@ public final class WorkerService: Service {
                                ["failed": .int(failures.count), "error": .string(first.description)])
                 _ = await message.nack(requeue: true)
                 metrics.jobsCompleted.increment("requeued")
-                return
+                return false
             }
         }
         // Counted only when the ack reached the broker on the channel that delivered the job:
@@ -164,9 +200,10 @@ public final class WorkerService: Service {
         // counted then.
         guard await message.ack() == .settled else {
             metrics.jobsCompleted.increment("requeued")
-            return
+            return true
         }
         metrics.record(report, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
+        return true
     }
 }

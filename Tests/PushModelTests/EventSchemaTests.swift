@@ -59,4 +59,19 @@ struct EventSchemaTests {
         #expect(minimal.invalidSince == nil)
         #expect(minimal.token == "t")
     }
+
+    @Test("job.completed has every required field, every platform and outcome counted (zeros too), and decodes back")
+    func jobCompleted() throws {
+        let event = JobCompletedEvent(
+            jobID: "campaign-1", occurredAt: Date(timeIntervalSince1970: 1_800_000_000), chunks: 3,
+            counts: [.ios: [.delivered: 5, .invalid: 1], .android: [.retriesExhausted: 2]], failedDeviceIDs: [4, 9, 12],
+            failedDeviceIDsTruncated: false)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json)) as? [String: Any])
+        for field in try required("job.completed.v1.schema.json") { #expect(object[field] != nil, "missing \(field)") }
+        #expect(object["event_id"] as? String == "campaign-1")
+        #expect(object["devices"] as? Int == 8)
+        let counts = try #require(object["counts"] as? [String: [String: Int]])
+        #expect(counts["android"] == ["delivered": 0, "invalid": 0, "rejected": 0, "retries_exhausted": 2])
+        #expect(try JSONDecoder().decode(JobCompletedEvent.self, from: Data(event.json)) == event)
+    }
 }

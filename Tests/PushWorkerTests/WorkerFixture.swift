@@ -48,6 +48,8 @@ final class WorkerFixture: @unchecked Sendable {
     let maxAttempts: Int
     /// Every `pushd` process the test started, killed at tear-down if still running.
     private let processes = NSLockedValue<[PushdProcess]>([])
+    /// Queues a test declared beside the topology (`subscribe`), deleted at tear-down.
+    private let extraQueues = NSLockedValue<[String]>([])
 
     /// Sets up a fixture, runs `body` with it, and tears it down on every path.
     /// - Parameter apnsRules: emulator rules added to the fixture's own (`dead` → a dated
@@ -153,10 +155,20 @@ final class WorkerFixture: @unchecked Sendable {
         for process in processes.get() where process.isRunning { process.kill9() }
         try? await amqp.waitUntilConnected(timeout: .seconds(30))
         try? await amqp.delete(topology)
+        for queue in extraQueues.get() { try? await amqp.deleteQueue(queue) }
         await amqp.close()
         await pool.shutdown()
         await database.drop()
         await emulator.stop()
+    }
+
+    /// A queue of the test's own bound to the events exchange with `routingKey`, removed at
+    /// tear-down.
+    func subscribe(toEvents routingKey: String) async throws -> String {
+        let queue = "\(prefix).test.\(routingKey)"
+        extraQueues.update { $0.append(queue) }
+        try await amqp.declareSubscription(queue: queue, exchange: topology.eventsExchange, routingKey: routingKey)
+        return queue
     }
 
     // MARK: - Devices
@@ -164,10 +176,11 @@ final class WorkerFixture: @unchecked Sendable {
     /// Registers `count` recipients with two iOS and two Android devices each. `mix` picks
     /// a kind per device (by its index); invalid and flaky tokens carry the emulator's rule
     /// prefixes.
-    func registerRecipients(_ count: Int, mix: (Int, Platform) -> TestDevice.Kind) async throws -> [TestDevice] {
+    /// Recipients are numbered from `first` (`<prefix>-r<n>`), so later calls can add others.
+    func registerRecipients(_ count: Int, first: Int = 0, mix: (Int, Platform) -> TestDevice.Kind) async throws -> [TestDevice] {
         var devices: [TestDevice] = []
-        var index = 0
-        for recipientNumber in 0..<count {
+        var index = first * 4
+        for recipientNumber in first..<(first + count) {
             let recipient = "\(prefix)-r\(recipientNumber)"
             for platform in [Platform.ios, .ios, .android, .android] {
                 let kind = mix(index, platform)
@@ -253,21 +266,24 @@ final class WorkerFixture: @unchecked Sendable {
     }
 
     func received() async throws -> [Received] {
-        try await emulator.pushes().compactMap { record in
-            guard let token = record["token"] as? String, let text = record["body"] as? String,
-                  let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-            else { return nil }
-            let headers = record["headers"] as? [String: Any]
-            let message = body["message"] as? [String: Any]
-            let android = message?["android"] as? [String: Any]
-            let data = message?["data"] as? [String: Any]
-            // iOS: apns-collapse-id; Android: expo-notifications' `tag` (the collapse key only
-            // when the job asked for one).
-            let collapse = headers?["apns-collapse-id"] as? String ?? data?["tag"] as? String
-            return Received(
-                token: token, collapseID: collapse, collapseKey: android?["collapse_key"] as? String, body: body,
-                headers: headers ?? [:], environment: record["environment"] as? String)
-        }
+        try await emulator.pushes().compactMap { try Self.received(from: $0) }
+    }
+
+    /// One record of the emulator's push log, if it is a push with a JSON body.
+    static func received(from record: [String: Any]) throws -> Received? {
+        guard let token = record["token"] as? String, let text = record["body"] as? String,
+              let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return nil }
+        let headers = record["headers"] as? [String: Any]
+        let message = body["message"] as? [String: Any]
+        let android = message?["android"] as? [String: Any]
+        let data = message?["data"] as? [String: Any]
+        // iOS: apns-collapse-id; Android: expo-notifications' `tag` (the collapse key only
+        // when the job asked for one).
+        let collapse = headers?["apns-collapse-id"] as? String ?? data?["tag"] as? String
+        return Received(
+            token: token, collapseID: collapse, collapseKey: android?["collapse_key"] as? String, body: body,
+            headers: headers ?? [:], environment: record["environment"] as? String)
     }
 
     /// The sealed envelope and the clear text of an APNs or FCM body.
@@ -281,8 +297,12 @@ final class WorkerFixture: @unchecked Sendable {
     }
 
     func deadLetters(count: Int, timeout: Duration) async throws -> [QueueMessage] {
-        let consumer = try await amqp.consume(queue: topology.deadQueue, prefetch: 100)
-        var messages: [QueueMessage] = []
+        try await collect(from: topology.deadQueue, count: count, timeout: timeout)
+    }
+
+    /// Consumes and acks messages of `queue` until `count` arrived or `timeout` passed.
+    func collect(from queue: String, count: Int, timeout: Duration) async throws -> [QueueMessage] {
+        let consumer = try await amqp.consume(queue: queue, prefetch: 100)
         let collector = Task {
             var collected: [QueueMessage] = []
             for try await message in consumer {
@@ -296,7 +316,7 @@ final class WorkerFixture: @unchecked Sendable {
             try await Task.sleep(for: timeout)
             await consumer.cancel()
         }
-        messages = (try? await collector.value) ?? []
+        let messages = (try? await collector.value) ?? []
         timer.cancel()
         await consumer.cancel()
         return messages

@@ -78,6 +78,7 @@ struct DeployConfigurationTests {
         let configuration = try WorkerConfiguration.load(file: path, environment: ["PUSHD_APNS_KEY_OTHER_TEAM": try TestKeyMaterial.p256PrivateKeyPEM()])
         #expect(configuration.declareTopology == false)
         #expect(configuration.prefetch == 32 && configuration.metricsPort == 9464)
+        #expect(configuration.bulkPrefetch == 4 && configuration.chunkSize == 500 && configuration.bulkMaxInFlightDeliveries == 100)
         #expect(configuration.apns.count == 2 && configuration.fcm.count == 2)
         #expect(configuration.retryTiers.map(\.name) == ["5s", "30s", "2m", "10m", "1h"])
         Self.expectBrokersParse(configuration, count: 1, "pushd.example.json")

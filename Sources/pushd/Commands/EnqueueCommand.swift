@@ -14,8 +14,9 @@ enum EnqueueCommand: Subcommand {
 
         Reads one JSON job, or one job per line (NDJSON), from FILE or standard input,
         validates each against Schemas/job.v1.schema.json, publishes them persistent with
-        publisher confirms (pipelined, N at a time, default 500), and prints how many the
-        broker accepted and how fast. Exits 1 if any job was refused.
+        publisher confirms (pipelined, N at a time, default 500) to the job's lane (routing
+        key `job` for urgent, the default; `bulk` for "delivery": {"lane": "bulk"}), and
+        prints how many the broker accepted and how fast. Exits 1 if any job was refused.
 
         Reads the same configuration as the worker (--config / PUSHD_CONFIG, then the
         environment: amqp_url, topology_prefix, allow_insecure_transport), so it publishes to

@@ -1,0 +1,37 @@
+import PushModel
+import PushQueue
+
+extension WorkerService {
+    /// A job with more recipients than the chunk size is not delivered here: it is split
+    /// into chunk jobs on the bulk lane, which every worker then takes a share of. The
+    /// original is acked only once the broker confirmed every chunk; otherwise it goes back
+    /// to the queue, and the next worker splits it again into the same chunk ids with the
+    /// original's collapse id, so a chunk published twice replaces, not duplicates, the
+    /// notification on the phone.
+    func split(_ accepted: AcceptedJob, _ message: QueueMessage) async {
+        let job = accepted.job
+        let chunks = accepted.document.chunks(chunkSize: lanes.chunkSize)
+        // The original's first-attempt time travels as the chunks' timestamp (TTL counts from it).
+        let timestamp = UInt64(max(0, accepted.firstAttemptAt.timeIntervalSince1970))
+        let requests = chunks.map { chunk in
+            var outgoing = OutgoingMessage(body: chunk.json, contentType: "application/json", messageID: chunk.jobID)
+            outgoing.timestamp = timestamp
+            return PublishRequest(exchange: topology.jobsExchange, routingKey: Topology.bulkRoutingKey, message: outgoing)
+        }
+        let log = logger.with(["job_id": .string(job.jobID), "chunks": .int(chunks.count)])
+        let confirmations = await publisherConnection.publish(requests)
+        let failures = confirmations.filter { if case .failure = $0 { true } else { false } }.count
+        guard failures == 0 else {
+            log.warning("chunks not confirmed; the job goes back to the queue", ["failed": .int(failures)])
+            _ = await message.nack(requeue: true)
+            metrics.jobsCompleted.increment("requeued")
+            return
+        }
+        guard await message.ack() == .settled else {
+            metrics.jobsCompleted.increment("requeued")
+            return
+        }
+        log.info("job split", ["recipients": .int(job.recipientCount)])
+        metrics.jobsCompleted.increment("split")
+    }
+}
