@@ -58,6 +58,9 @@ public struct JobPublisher: Sendable {
         if job.retry != nil {
             throw .invalidJob(JobValidationError("retry", "is worker-internal state; producers must not set it"))
         }
+        if job.chunk != nil {
+            throw .invalidJob(JobValidationError("chunk", "is worker-internal state (a split job's part); producers must not set it"))
+        }
         var message = OutgoingMessage(body: json, contentType: "application/json", messageID: job.jobID)
         // The first-attempt time for jobs without retry state (TTL and maximum age count from it).
         message.timestamp = UInt64(Date().timeIntervalSince1970)

@@ -50,7 +50,7 @@ extension Topology {
         ]
         var queues = [
             QueueDeclaration(name: jobsQueue, arguments: poisonSafe), QueueDeclaration(name: bulkJobsQueue, arguments: poisonSafe),
-            QueueDeclaration(name: retriesQueue, arguments: poisonSafe),
+            QueueDeclaration(name: retriesQueue, arguments: poisonSafe), QueueDeclaration(name: chunksQueue, arguments: poisonSafe),
         ]
         for tier in retryTiers {
             queues.append(QueueDeclaration(name: retryQueue(tier), arguments: [
@@ -72,6 +72,7 @@ extension Topology {
             BindingDeclaration(exchange: jobsExchange, queue: jobsQueue, routingKey: Self.jobRoutingKey),
             BindingDeclaration(exchange: jobsExchange, queue: bulkJobsQueue, routingKey: Self.bulkRoutingKey),
             BindingDeclaration(exchange: retryExchange, queue: retriesQueue, routingKey: Self.dueRoutingKey),
+            BindingDeclaration(exchange: retryExchange, queue: chunksQueue, routingKey: Self.chunkRoutingKey),
         ]
         for tier in retryTiers {
             bindings.append(BindingDeclaration(exchange: retryExchange, queue: retryQueue(tier), routingKey: tier.name))

@@ -35,6 +35,9 @@ public struct Topology: Sendable, Hashable {
     /// Routing key under which a retry whose delay has passed goes from its tier queue back
     /// to `retryExchange`, and on to `retriesQueue`.
     public static let dueRoutingKey = "due"
+    /// Routing key of split jobs' chunks on `retryExchange` (which only workers may write), into
+    /// `chunksQueue`.
+    public static let chunkRoutingKey = "chunk"
     /// Routing key of the event the cleanup consumer acts on.
     public static let tokenInvalidRoutingKey = "token.invalid"
     /// Redeliveries after which the broker dead-letters a job or event instead of requeueing
@@ -64,6 +67,10 @@ public struct Topology: Sendable, Hashable {
     /// neither publish to it nor to `retryExchange`, so a job carrying retry state that
     /// arrives on `jobsQueue` is forged and dead-lettered.
     public var retriesQueue: String { "\(prefix).retries" }
+    /// Chunks of split jobs, published by workers through `retryExchange`: producers cannot
+    /// write there, so chunk state (like retry state) is trusted only on this queue. Consumed
+    /// with the bulk lane's prefetch.
+    public var chunksQueue: String { "\(prefix).chunks" }
     public var deadExchange: String { "\(prefix).dead" }
     public var deadQueue: String { "\(prefix).dead" }
     public var eventsExchange: String { "\(prefix).events" }

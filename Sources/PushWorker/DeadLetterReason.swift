@@ -12,6 +12,10 @@ enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
     /// A job on the producers' queue carrying the worker's `retry` state: only workers may
     /// set it, through the retry exchange.
     case forgedRetryState
+    /// A job on a producers' queue carrying a split job's `chunk` block: only workers split
+    /// jobs, publishing the chunks through the retry exchange. A forged one could otherwise
+    /// count against another job's outcome tally.
+    case forgedChunkState
 
     var cause: String {
         switch self {
@@ -19,6 +23,7 @@ enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
         case .malformed: "malformed"
         case .retriesExhausted: "retries_exhausted"
         case .forgedRetryState: "forged_retry_state"
+        case .forgedChunkState: "forged_chunk_state"
         }
     }
 
@@ -29,6 +34,8 @@ enum DeadLetterReason: Sendable, Equatable, CustomStringConvertible {
         case .retriesExhausted(let why): why.description
         case .forgedRetryState:
             "forged retry state: a job from producers must not carry \"retry\" (only workers set it, through the retry exchange)"
+        case .forgedChunkState:
+            "forged chunk state: a job from producers must not carry \"chunk\" (only workers split jobs, through the retry exchange)"
         }
     }
 }

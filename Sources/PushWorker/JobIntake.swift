@@ -17,11 +17,13 @@ struct JobIntake: Sendable {
     var maximumBytes = Self.defaultMaximumBytes
 
     /// Which path a message came by. Only workers can publish to the retry exchange
-    /// (`Deploy/rabbitmq/definitions.production.json`), so retry state is trusted only on
-    /// `retries`: on the producers' queue it is forged.
+    /// (`Deploy/rabbitmq/definitions.production.json`), so worker state — `retry`, and the
+    /// `chunk` of a split job — is trusted only on the queues it feeds (`retries`, `chunks`):
+    /// on the producers' queues it is forged.
     enum Source: Sendable, Equatable {
         case producers
         case retries
+        case chunks
     }
 
     enum Decision: Sendable, Equatable {
@@ -46,6 +48,9 @@ struct JobIntake: Sendable {
         }
         if source == .producers, document.job.retry != nil {
             return .deadLetter(.forgedRetryState)
+        }
+        if source == .producers, document.job.chunk != nil {
+            return .deadLetter(.forgedChunkState)
         }
         let firstAttemptAt = document.job.retry?.firstAttemptAt
             ?? publishedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? now

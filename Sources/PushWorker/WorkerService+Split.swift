@@ -3,7 +3,8 @@ import PushQueue
 
 extension WorkerService {
     /// A job with more recipients than the chunk size is not delivered here: it is split
-    /// into chunk jobs on the bulk lane, which every worker then takes a share of. The
+    /// into chunk jobs on the worker-only chunks queue (consumed like the bulk lane), which
+    /// every worker then takes a share of. The
     /// original is acked only once the broker confirmed every chunk; otherwise it goes back
     /// to the queue, and the next worker splits it again into the same chunk ids with the
     /// original's collapse id, so a chunk published twice replaces, not duplicates, the
@@ -16,7 +17,7 @@ extension WorkerService {
         let requests = chunks.map { chunk in
             var outgoing = OutgoingMessage(body: chunk.json, contentType: "application/json", messageID: chunk.jobID)
             outgoing.timestamp = timestamp
-            return PublishRequest(exchange: topology.jobsExchange, routingKey: Topology.bulkRoutingKey, message: outgoing)
+            return PublishRequest(exchange: topology.retryExchange, routingKey: Topology.chunkRoutingKey, message: outgoing)
         }
         let log = logger.with(["job_id": .string(job.jobID), "chunks": .int(chunks.count)])
         let confirmations = await publisherConnection.publish(requests)

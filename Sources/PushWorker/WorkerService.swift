@@ -70,7 +70,7 @@ public final class WorkerService: Service {
         // fills at most its own slots; retries share the urgent prefetch.
         let queues = [
             (topology.jobsQueue, lanes.urgentPrefetch), (topology.bulkJobsQueue, lanes.bulkPrefetch),
-            (topology.retriesQueue, lanes.urgentPrefetch),
+            (topology.retriesQueue, lanes.urgentPrefetch), (topology.chunksQueue, lanes.bulkPrefetch),
         ]
         var consumers: [QueueConsumer] = []
         for (queue, prefetch) in queues {
@@ -99,7 +99,11 @@ public final class WorkerService: Service {
         let all = consumers
         let failure = await withTaskGroup(of: (any Error)?.self) { group -> (any Error)? in
             for consumer in all {
-                let source: JobIntake.Source = consumer.queue == topology.retriesQueue ? .retries : .producers
+                let source: JobIntake.Source = switch consumer.queue {
+                case topology.retriesQueue: .retries
+                case topology.chunksQueue: .chunks
+                default: .producers
+                }
                 group.addTask { [all] in
                     await withTaskGroup(of: Void.self) { jobs -> (any Error)? in
                         var failure: (any Error)?

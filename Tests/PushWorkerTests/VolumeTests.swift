@@ -61,7 +61,7 @@ struct VolumeTests {
             let chunking = ["PUSHD_CHUNK_SIZE": "10"]
             let workers = [try fixture.startWorker("split-a", environment: chunking), try fixture.startWorker("split-b", environment: chunking)]
             let bothConsume = try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
-                try await fixture.amqp.statistics(queue: fixture.topology.bulkJobsQueue).consumers == 2
+                try await fixture.amqp.statistics(queue: fixture.topology.chunksQueue).consumers == 2
             }
             #expect(bothConsume)
             let jobID = "\(fixture.prefix)-campaign"
@@ -98,10 +98,10 @@ struct VolumeTests {
             let jobIDs = (0..<30).map { "\(fixture.prefix)-split-\($0)" }
             for id in jobIDs { try await fixture.publish(fixture.job(id: id, recipients: recipients, title: "Split"), lane: .urgent) }
             let first = try fixture.startWorker("killed", environment: chunking)
-            // Killed as soon as the first chunks are in the bulk lane: some originals are
+            // Killed as soon as the first chunks are in the chunks queue: some originals are
             // split and acked, some have chunks published but no ack, some are untouched.
             let splitting = try await waitUntil(timeout: .seconds(60), every: .milliseconds(2)) {
-                try await fixture.amqp.statistics(queue: fixture.topology.bulkJobsQueue).messages > 0
+                try await fixture.amqp.statistics(queue: fixture.topology.chunksQueue).messages > 0
             }
             first.kill9()
             #expect(splitting, "no chunk was published; worker log:\n\(first.log.suffix(2000))")

@@ -26,6 +26,7 @@ extension WorkerFixture {
     /// Ready messages in both lanes.
     func readyJobs() async throws -> Int {
         try await amqp.statistics(queue: topology.jobsQueue).messages + amqp.statistics(queue: topology.bulkJobsQueue).messages
+            + amqp.statistics(queue: topology.chunksQueue).messages
     }
 }
 

@@ -19,6 +19,21 @@ struct IntakeHardeningTests {
         #expect(DeadLetterReason.forgedRetryState.cause == "forged_retry_state")
     }
 
+    @Test("a split job's chunk from a producers' queue is forged; from the workers' chunks queue it is trusted")
+    func forgedChunkState() throws {
+        let recipients = (1...20).map { #""user-\#($0)""# }.joined(separator: ",")
+        let original = String(decoding: Fixtures.jobJSON(), as: UTF8.self)
+            .replacingOccurrences(of: #""recipient_ids":["user-1"]"#, with: #""recipient_ids":["# + recipients + "]")
+        let chunk = try JobDocument(json: Data(original.utf8)).chunks(chunkSize: 10)[0].json
+        #expect(JobIntake().accept(chunk, publishedAt: nil, now: Fixtures.now, source: .producers) == .deadLetter(.forgedChunkState))
+        guard case .accepted(let job) = JobIntake().accept(chunk, publishedAt: nil, now: Fixtures.now, source: .chunks) else {
+            Issue.record("a worker's chunk was refused")
+            return
+        }
+        #expect(job.job.chunk != nil && job.job.recipientCount == 10)
+        #expect(DeadLetterReason.forgedChunkState.cause == "forged_chunk_state")
+    }
+
     @Test("a retry may name at most 10,000 devices")
     func retryDevicesBounded() {
         let ids = (1...10_001).map(String.init).joined(separator: ",")
