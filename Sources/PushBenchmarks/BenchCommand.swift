@@ -34,11 +34,15 @@ public enum BenchCommand: Subcommand {
 
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
                                     --credentials DIR [--deliveries N] [--backlog N]
+                                    [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
-                   and our rate as a ratio of the lower. `bash Deploy/bench.sh pipeline`.
+                   and our rate as a ratio of the lower; the workers' CPU per delivery (their
+                   own /proc utime + stime) beside one core's CPU per envelope, and their
+                   ratio; the aioapns peer sender (Python, no encryption) on the same
+                   emulator. `bash Deploy/bench.sh pipeline`.
         """
 
     public static func run(_ arguments: [String]) async throws(CLIError) {
