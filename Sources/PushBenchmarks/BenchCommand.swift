@@ -35,6 +35,7 @@ public enum BenchCommand: Subcommand {
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
                                     --credentials DIR [--deliveries N] [--backlog N]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
+                                    [--only backlog]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
@@ -42,7 +43,8 @@ public enum BenchCommand: Subcommand {
                    and our rate as a ratio of the lower; the workers' CPU per delivery (their
                    own /proc utime + stime) beside one core's CPU per envelope, and their
                    ratio; the aioapns peer sender (Python, no encryption) on the same
-                   emulator. `bash Deploy/bench.sh pipeline`.
+                   emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
+                   backlog drain and the crypto yardstick (for profiling).
         """
 
     public static func run(_ arguments: [String]) async throws(CLIError) {

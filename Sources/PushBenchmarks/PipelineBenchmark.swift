@@ -24,7 +24,7 @@ enum PipelineBenchmark {
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
             arguments,
-            options: ["emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "peer-python", "peer-script", "peer-requests"])
+            options: ["emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "peer-python", "peer-script", "peer-requests", "only"])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
             throw .usage("set PUSHD_DATABASE_URL and PUSHD_AMQP_URL (bash Deploy/bench.sh pipeline does)")
@@ -40,6 +40,17 @@ enum PipelineBenchmark {
         do { bench = try await PipelineRun(setup: setup) } catch { throw .failure("set-up failed: \(error)") }
         do {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
+            if parsed["only"] == "backlog" {
+                // A quick look at one figure while profiling: the backlog drain alone.
+                let drained = try await bench.peakMemory(backlog: backlog)
+                write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
+                let envelope = bench.cryptoMicrosecondsPerEnvelope()
+                StandardStreams.write(line: String(
+                    format: "  CPU per delivery / crypto per envelope: %.1f / %.1f = %.2f", drained.cpuMicrosecondsPerDelivery,
+                    envelope, drained.cpuMicrosecondsPerDelivery / envelope))
+                await bench.tearDown()
+                return
+            }
             let oneWorker = try await bench.throughput(deliveries: deliveries, workers: 1)
             write("1 worker ", oneWorker, note: "\(deliveries) deliveries, queued before start")
             let twoWorkers = try await bench.throughput(deliveries: deliveries, workers: 2)
