@@ -3,7 +3,8 @@
 #
 #   bash Deploy/bench.sh apns        pushd's APNs client vs the emulator's h2load ceiling
 #   bash Deploy/bench.sh crypto      envelopes/s vs raw RSA-OAEP (no servers needed)
-#   bash Deploy/bench.sh pipeline    end to end: queued jobs → pushes accepted (see its help)
+#   bash Deploy/bench.sh pipeline    end to end: queued jobs → pushes accepted, CPU per delivery,
+#                                    peak memory, and the aioapns peer sender (see its help)
 #
 # The emulator runs with two processes on a free port (in fast mode for `apns`).
 set -euo pipefail
@@ -42,7 +43,9 @@ case "$what" in
     pipeline)
         bash Deploy/local/services.sh start >/dev/null
         eval "$(bash Deploy/local/services.sh env)"
-        "$PUSHD" bench pipeline --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
+        ensure_tooling_venv  # the aioapns peer sender
+        "$PUSHD" bench pipeline --peer-python "$PUSHD_PYTHON" --peer-script "$PUSHD_REPO/Deploy/bench/aioapns_peer.py" \
+            --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
             --credentials "$BENCH/credentials" --emulator-admin "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_url"])' "$BENCH/emulator.out")" "$@"
         ;;
     *) echo "unknown benchmark $what (apns, crypto, pipeline)" >&2; exit 64 ;;

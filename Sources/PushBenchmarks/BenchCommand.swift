@@ -35,11 +35,17 @@ public enum BenchCommand: Subcommand {
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
                                     --credentials DIR [--deliveries N] [--backlog N]
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
+                                    [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
+                                    [--only backlog]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
-                   and our rate as a ratio of the lower. `bash Deploy/bench.sh pipeline`.
+                   and our rate as a ratio of the lower; the workers' CPU per delivery (their
+                   own /proc utime + stime) beside one core's CPU per envelope, and their
+                   ratio; the aioapns peer sender (Python, no encryption) on the same
+                   emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
+                   backlog drain and the crypto yardstick (for profiling).
                    --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one
                    recipient each, 20 ms apart) on an idle cluster, then while two workers
                    drain a bulk-lane backlog of --backlog deliveries (default 100,000).

@@ -40,6 +40,14 @@ enum CryptoBenchmark {
         return measure(seconds: seconds, threads: ProcessInfo.processInfo.activeProcessorCount) { sealOnce(plaintext, key) }
     }
 
+    /// The one-core envelope rate alone, for `bench pipeline`'s CPU-per-delivery yardstick.
+    static func oneCoreEnvelopeRate(seconds: Double) -> Double {
+        guard let key = try? DevicePrivateKey.generate().publicKey else { return 0 }
+        let plaintext = Array(samplePlaintext(bytes: 1024).utf8)
+        _ = measure(seconds: 0.3, threads: 1) { sealOnce(plaintext, key) }
+        return measure(seconds: seconds, threads: 1) { sealOnce(plaintext, key) }
+    }
+
     /// A notification-shaped JSON object padded to about `bytes` bytes.
     static func samplePlaintext(bytes: Int) -> String {
         let head = #"{"title":"Anna Svensson","message":"Can we move the interview to 3pm?","body":{"sender":{"id":"c-1","displayName":"Acme","avatarUrl":"https://example.com/a.png"},"note":""#

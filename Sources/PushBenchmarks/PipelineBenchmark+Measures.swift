@@ -3,8 +3,9 @@ import PushCrypto
 import PushDelivery
 
 extension PipelineRun {
-    /// Deliveries per second from jobs already queued to pushes accepted.
-    func throughput(deliveries: Int, workers count: Int) async throws -> Double {
+    /// Deliveries per second from jobs already queued to pushes accepted, and the CPU time
+    /// and peak memory the workers spent on them (read before they are stopped).
+    func throughput(deliveries: Int, workers count: Int) async throws -> DrainFigures {
         try await resetEmulator()
         try await publishJobs(deliveries: deliveries)
         let expected = (deliveries / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
@@ -12,7 +13,15 @@ extension PipelineRun {
         let workers = try startWorkers(count)
         defer { stop(workers) }
         try await waitForAccepted(expected)
-        return Double(expected) / seconds(ContinuousClock.now - started)
+        let rate = Double(expected) / seconds(ContinuousClock.now - started)
+        return DrainFigures(deliveries: expected, rate: rate, usage: try usage(of: workers))
+    }
+
+    /// The workers' CPU time and peak memory so far, from their own `/proc` entries.
+    func usage(of workers: [Process]) throws -> WorkerUsage {
+        let usages = workers.compactMap { WorkerUsage.read(pid: $0.processIdentifier) }
+        guard usages.count == workers.count else { throw BenchmarkError("a worker exited before it was measured") }
+        return WorkerUsage.total(usages)
     }
 
     /// Publishes jobs at `rate` deliveries/s for `seconds` with two workers running, then
@@ -44,17 +53,18 @@ extension PipelineRun {
         return (latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], achieved)
     }
 
-    /// One worker draining a backlog of `backlog` deliveries; its peak resident memory.
-    func peakMemory(backlog: Int) async throws -> Int {
+    /// One worker draining a backlog of `backlog` deliveries; its peak resident memory and
+    /// CPU time.
+    func peakMemory(backlog: Int) async throws -> DrainFigures {
         try await resetEmulator()
         try await publishJobs(deliveries: backlog)
+        let expected = (backlog / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
+        let started = ContinuousClock.now
         let workers = try startWorkers(1)
         defer { stop(workers) }
-        try await waitForAccepted(backlog)
-        let status = (try? String(contentsOfFile: "/proc/\(workers[0].processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return kilobytes * 1024
+        try await waitForAccepted(expected)
+        let rate = Double(expected) / seconds(ContinuousClock.now - started)
+        return DrainFigures(deliveries: expected, rate: rate, usage: try usage(of: workers))
     }
 
     func h2loadCeiling() async throws -> Double {
@@ -69,6 +79,12 @@ extension PipelineRun {
     /// Envelopes per second on all cores for a 1 KB plaintext.
     func cryptoLimit() -> Double {
         CryptoBenchmark.allCoreEnvelopeRate(seconds: 2)
+    }
+
+    /// Microseconds of one core per envelope (1 KB plaintext): the one operation a delivery
+    /// cannot avoid, to set the workers' CPU per delivery against.
+    func cryptoMicrosecondsPerEnvelope() -> Double {
+        1e6 / max(CryptoBenchmark.oneCoreEnvelopeRate(seconds: 2), 1)
     }
 
     func seconds(_ duration: Duration) -> Double {

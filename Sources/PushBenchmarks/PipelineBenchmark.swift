@@ -8,8 +8,9 @@ import PushProducer
 
 /// `pushd bench pipeline`: end to end on this machine. Jobs already queued → pushes accepted
 /// by the emulator, with one worker and with two; publish-to-acceptance latency at half the
-/// maximum rate; a worker's peak memory with a 100,000-delivery backlog; and the ceilings
-/// (the emulator's h2load rate, the crypto limit) with our rate as a ratio of the lower.
+/// maximum rate; a worker's peak memory with a 100,000-delivery backlog; the ceilings (the
+/// emulator's h2load rate, the crypto limit) with our rate as a ratio of the lower; the
+/// workers' CPU per delivery beside the CPU of one envelope; and a peer sender (aioapns).
 enum PipelineBenchmark {
     struct Setup {
         let emulatorURL: String
@@ -22,7 +23,11 @@ enum PipelineBenchmark {
 
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
-            arguments, options: ["emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs"])
+            arguments,
+            options: [
+                "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
+                "peer-python", "peer-script", "peer-requests", "only",
+            ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
             throw .usage("set PUSHD_DATABASE_URL and PUSHD_AMQP_URL (bash Deploy/bench.sh pipeline does)")
@@ -33,6 +38,7 @@ enum PipelineBenchmark {
             databaseURL: databaseURL, amqpURL: amqpURL)
         let deliveries = try parsed.integer("deliveries", default: 20_000)
         let backlog = try parsed.integer("backlog", default: 100_000)
+        let peerRequests = try parsed.integer("peer-requests", default: 20_000)
         let bench: PipelineRun
         do { bench = try await PipelineRun(setup: setup) } catch { throw .failure("set-up failed: \(error)") }
         if let mode = parsed["mode"] {
@@ -50,23 +56,54 @@ enum PipelineBenchmark {
         }
         do {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
+            if parsed["only"] == "backlog" {
+                // A quick look at one figure while profiling: the backlog drain alone.
+                let drained = try await bench.peakMemory(backlog: backlog)
+                write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
+                let envelope = bench.cryptoMicrosecondsPerEnvelope()
+                StandardStreams.write(line: String(
+                    format: "  CPU per delivery / crypto per envelope: %.1f / %.1f = %.2f", drained.cpuMicrosecondsPerDelivery,
+                    envelope, drained.cpuMicrosecondsPerDelivery / envelope))
+                await bench.tearDown()
+                return
+            }
             let oneWorker = try await bench.throughput(deliveries: deliveries, workers: 1)
-            StandardStreams.write(line: String(format: "  1 worker : %8.0f deliveries/s (%d deliveries, queued before start)", oneWorker, deliveries))
+            write("1 worker ", oneWorker, note: "\(deliveries) deliveries, queued before start")
             let twoWorkers = try await bench.throughput(deliveries: deliveries, workers: 2)
-            StandardStreams.write(line: String(format: "  2 workers: %8.0f deliveries/s", twoWorkers))
-            let best = max(oneWorker, twoWorkers)
+            write("2 workers", twoWorkers, note: "CPU of both")
+            let best = max(oneWorker.rate, twoWorkers.rate)
             let (p50, p99, rate) = try await bench.latency(rate: best / 2, seconds: 10)
-            StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s (half the maximum): p50 %.1f ms, p99 %.1f ms", rate, p50, p99))
-            let peak = try await bench.peakMemory(backlog: backlog)
-            StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB", backlog, Double(peak) / 1_048_576))
+            StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s (half the maximum): p50 %.1f ms, p99 %.1f ms (target p99 <= 25)", rate, p50, p99))
+            let drained = try await bench.peakMemory(backlog: backlog)
+            write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
+            StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64)", backlog, drained.peakMiB))
             let ceiling = try await bench.h2loadCeiling()
             let crypto = bench.cryptoLimit()
+            let envelope = bench.cryptoMicrosecondsPerEnvelope()
             StandardStreams.write(line: String(format: "  ceilings: emulator (h2load) %.0f req/s, crypto (all cores) %.0f envelopes/s", ceiling, crypto))
             StandardStreams.write(line: String(format: "  ratio: %.3f of the lower ceiling", best / min(ceiling, crypto)))
+            StandardStreams.write(line: String(format: "  crypto, 1 core: %.1f µs per envelope (1 KB plaintext)", envelope))
+            for (name, figures) in [("1 worker", oneWorker), ("2 workers", twoWorkers), ("backlog", drained)] {
+                StandardStreams.write(line: "  CPU per delivery / crypto per envelope, \(name): " + String(
+                    format: "%.1f / %.1f = %.2f (target <= 2)",
+                    figures.cpuMicrosecondsPerDelivery, envelope, figures.cpuMicrosecondsPerDelivery / envelope))
+            }
+            if let python = parsed["peer-python"], let script = parsed["peer-script"] {
+                let peer = try await bench.aioapnsRate(python: python, script: script, requests: peerRequests)
+                StandardStreams.write(line: String(format: "  peer: aioapns (Python, no encryption) %.0f pushes/s; worker (with encryption) %.0f; ratio %.2f (target >= 3)", peer, best, best / peer))
+            } else {
+                StandardStreams.write(line: "  peer: aioapns not run (pass --peer-python and --peer-script; bash Deploy/bench.sh pipeline does)")
+            }
         } catch {
             await bench.tearDown()
             throw .failure("\(error)")
         }
         await bench.tearDown()
+    }
+
+    private static func write(_ label: String, _ figures: DrainFigures, note: String) {
+        StandardStreams.write(line: "  \(label): " + String(
+            format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB",
+            figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB) + " (\(note))")
     }
 }

@@ -57,21 +57,30 @@ public struct APNsPayloadTemplate: Sendable {
 }
 
 /// Byte-level JSON string quoting for the per-device hot path (an envelope is ~2 KB of
-/// base64 whose only special characters are its quotes).
+/// base64 whose only special characters are its quotes): the runs between escapes are
+/// copied in one piece each.
 enum JSONStringBytes {
     static func append(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+        var text = text
+        text.withUTF8 { source in
+            bytes.append(UInt8(ascii: "\""))
+            var start = 0
+            for index in source.indices {
+                let byte = source[index]
+                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<index]))
+                start = index + 1
+                if byte < 0x20 {
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                } else {
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start...]))
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -1,3 +1,5 @@
+import PushRuntime
+
 /// Builds the FCM HTTP v1 request body for every Android device of one job.
 ///
 ///     {"message":{"token":…,"data":{"encrypted_data":…,"title":…,"message":…,"channelId":…,
@@ -42,24 +44,38 @@ public struct FCMMessageTemplate: Sendable {
     }
 
     /// The request body for one device; `encryptedData` nil for a device without a key.
+    ///
+    /// Written as bytes into one buffer sized up front: this runs once per Android device.
     public func body(token: String, encryptedData: String?) throws(PayloadError) -> [UInt8] {
         var dataSize = 0
-        var json = "{\"message\":{\"token\":" + JSONWriter.quoted(token) + ",\"data\":{"
+        var json: [UInt8] = []
+        json.reserveCapacity(160 + token.utf8.count + (encryptedData?.utf8.count ?? 0) + sharedSize)
+        func append(_ text: StaticString) { text.withUTF8Buffer { json.append(contentsOf: $0) } }
+        append("{\"message\":{\"token\":")
+        JSONText.appendQuoted(token, to: &json)
+        append(",\"data\":{")
         var first = true
         func add(_ key: String, _ value: String) {
-            if !first { json += "," }
+            if !first { json.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.appendQuoted(key, to: &json)
-            json += ":"
-            JSONWriter.appendQuoted(value, to: &json)
+            JSONText.appendQuoted(key, to: &json)
+            json.append(UInt8(ascii: ":"))
+            JSONText.appendQuoted(value, to: &json)
             dataSize += key.utf8.count + value.utf8.count
         }
         if let encryptedData { add("encrypted_data", encryptedData) }
         for (key, value) in sharedData { add(key, value) }
-        json += "},\"android\":" + android + "}}"
+        append("},\"android\":")
+        json.append(contentsOf: android.utf8)
+        append("}}")
         guard dataSize <= PayloadLimits.fcmData else {
             throw .tooLarge(bytes: dataSize, limit: PayloadLimits.fcmData)
         }
-        return Array(json.utf8)
+        return json
+    }
+
+    /// Bytes of the shared data and the android block, quoted, to size each body's buffer.
+    private var sharedSize: Int {
+        sharedData.reduce(android.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
     }
 }

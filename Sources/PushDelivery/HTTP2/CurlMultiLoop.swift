@@ -209,13 +209,15 @@ final class CurlMultiLoop: Sendable {
         case .post:
             set(CURLOPT_POST, 1)
             set(CURLOPT_POSTFIELDSIZE_LARGE, request.body.count)
-            // COPYPOSTFIELDS copies the body, so its lifetime is libcurl's problem.
+            // COPYPOSTFIELDS copies the body, so its lifetime is libcurl's problem. With the
+            // size set first it copies exactly that many bytes (no terminator needed); an empty
+            // body still passes a valid pointer.
+            var empty: UInt8 = 0
             ok = ok && request.body.withUnsafeBytes { bytes in
-                var terminated = Array(bytes)
-                terminated.append(0)
-                return terminated.withUnsafeMutableBytes {
-                    pushd_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) == CURLE_OK
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    return pushd_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, &empty) == CURLE_OK
                 }
+                return pushd_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base)) == CURLE_OK
             }
         }
         // No "Expect: 100-continue" round trip on HTTP/1.1 (the admin endpoints).

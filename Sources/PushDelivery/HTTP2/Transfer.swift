@@ -70,15 +70,49 @@ let transferHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     let length = size * count
     guard let context, let data, length > 0 else { return length }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-    if line.hasPrefix("HTTP/") {
+    let bytes = UnsafeRawBufferPointer(start: data, count: length).bindMemory(to: UInt8.self)
+    if bytes.starts(with: "HTTP/".utf8) {
         // A new response (after an interim 100 Continue): start its headers afresh.
         transfer.responseHeaders.removeAll()
-    } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+    } else if let (name, value) = HeaderLine.parse(bytes) {
         transfer.responseHeaders[name] = value
     }
     return length
 }
 
+/// One response header line split into a lower-cased name and a trimmed value.
+///
+/// Runs for every header of every response on the loop thread, so an ASCII line (every
+/// line APNs and FCM send) is split on its bytes; anything else goes through Foundation,
+/// which trims Unicode whitespace too.
+enum HeaderLine {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (name: String, value: String)? {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return parseUnicode(bytes) }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let name = String(unsafeUninitializedCapacity: colon) { output in
+            for index in 0..<colon {
+                let byte = bytes[index]
+                output[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            }
+            return colon
+        }
+        var start = colon + 1
+        var end = bytes.count
+        while start < end, isWhitespace(bytes[start]) { start += 1 }
+        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
+        return (name, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+    }
+
+    /// ASCII whitespace and newlines, as Foundation's `.whitespacesAndNewlines` has them.
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+    }
+
+    private static func parseUnicode(_ bytes: UnsafeBufferPointer<UInt8>) -> (name: String, value: String)? {
+        let line = String(decoding: bytes, as: UTF8.self)
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        return (name, value)
+    }
+}
