@@ -43,19 +43,32 @@ ensure_tooling_venv() {
     export PUSHD_PYTHON="$venv/bin/python"
 }
 
-# Prints `count` distinct TCP ports free on 127.0.0.1 right now, one a line, none in the
-# range RabbitMQ's CLI tools use for themselves (35672-35682).
+# Prints `count` TCP ports free on 127.0.0.1 right now, one a line, each with every port at
+# the offsets given (e.g. "0,100,200,300") free too, all below the kernel's ephemeral range,
+# so that no outgoing connection can take one between this check and its server's start, and
+# none in the range RabbitMQ's CLI tools use for themselves (35672-35682).
+#   free_ports COUNT [OFFSETS]
 free_ports() {
-    python3 - "$1" <<'PY'
-import socket, sys
-sockets, ports = [], []
-while len(ports) < int(sys.argv[1]):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    sockets.append(s)
-    port = s.getsockname()[1]
-    if not 35672 <= port <= 35682:
-        ports.append(port)
-print("\n".join(map(str, ports)))
+    python3 - "$1" "${2:-0}" <<'PY'
+import random, socket, sys
+count, offsets = int(sys.argv[1]), [int(o) for o in sys.argv[2].split(",")]
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+taken, chosen = set(), []
+def free(port):
+    if port in taken or not 1024 <= port < low or 35672 <= port <= 35682:
+        return False
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+while len(chosen) < count:
+    base = random.randrange(20000, low - max(offsets) - 1)
+    block = [base + o for o in offsets]
+    if all(free(port) for port in block):
+        chosen.append(base)
+        taken.update(block)
+print("\n".join(map(str, chosen)))
 PY
 }

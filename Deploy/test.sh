@@ -25,7 +25,9 @@ ensure_tooling_venv
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pushd-test.XXXXXX")
 chmod 0755 "$RUN_DIR"  # PostgreSQL runs as 'postgres' when we are root and must reach its data
 RUN_ID=$(tr 'A-Z' 'a-z' <<<"${RUN_DIR##*.}")
-mapfile -t ports < <(free_ports 3)
+# The operations stage's three-node cluster derives its ports from these: AMQP port
+# +100/+200/+300 (and +2 for rabbitmq_prometheus), distribution port +100/+200/+300.
+mapfile -t ports < <(free_ports 3 0,1,2,100,101,102,200,201,202,300,301,302)
 export PUSHD_STATE_DIR="$RUN_DIR/services"
 export PUSHD_PG_PORT=${ports[0]} PUSHD_AMQP_PORT=${ports[1]} PUSHD_AMQP_DIST_PORT=${ports[2]}
 export PUSHD_RABBITMQ_NODENAME="pushd-test-$RUN_ID@localhost"
