@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CRabbitMQ", pkgConfig: "librabbitmq", providers: [.apt(["librabbitmq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // C shims: what does not import into Swift (macros, variadic functions).
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
@@ -35,7 +36,9 @@ let package = Package(
         // One client library each.
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushModel", "PushRuntime"]),
         .target(name: "PushQueue", dependencies: ["CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
-        .target(name: "PushDelivery", dependencies: ["CCurl", "CCurlShims", "PushCrypto", "PushRuntime"]),
+        .target(
+            name: "PushDelivery",
+            dependencies: ["CCurl", "CCurlShims", "CNGHTTP2", "COpenSSL", "COpenSSLShims", "PushCrypto", "PushRuntime"]),
 
         // What runs: the producer API, the cleanup consumer, the worker (which also
         // assembles both services from configuration).

@@ -12,3 +12,5 @@
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
 #include <openssl/core_names.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>

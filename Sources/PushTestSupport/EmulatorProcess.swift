@@ -93,7 +93,7 @@ public final class EmulatorProcess: Sendable {
         self.serviceAccount = serviceAccount
         self.stateDirectory = state
         self.process = process
-        self.admin = try HTTP2Client(configuration: .init(maximumInFlight: 8))
+        self.admin = try HTTP2Client(configuration: .init(engine: .libcurl, maximumInFlight: 8))
         admin.start()
     }
 

@@ -60,7 +60,7 @@ public struct APNsNotification: Sendable {
 
     public init(
         deviceToken: String, bundleID: String, environment: APNsEnvironment, pushType: APNsPushType = .alert,
-        priority: Priority = .immediate, expiration: Int64? = nil, collapseID: String? = nil, apnsID: UUID = UUID(),
+        priority: Priority = .immediate, expiration: Int64? = nil, collapseID: String? = nil, apnsID: UUID = APNsIdentifier.random(),
         payload: [UInt8]
     ) {
         self.deviceToken = deviceToken
@@ -101,7 +101,7 @@ public struct APNsNotification: Sendable {
             ("apns-push-type", pushType.rawValue),
             ("apns-topic", topic),
             ("apns-priority", String(priority.rawValue)),
-            ("apns-id", apnsID.uuidString.lowercased()),
+            ("apns-id", APNsIdentifier.lowercaseString(apnsID)),
             ("content-type", "application/json"),
         ]
         if let expiration { headers.append(("apns-expiration", String(expiration))) }

@@ -1,11 +1,14 @@
 import PushRuntime
 import Synchronization
 
-/// An HTTP/2 client for many concurrent requests over few connections, on libcurl.
+/// An HTTP/2 client for many concurrent requests over few connections.
 ///
-/// One thread owns a libcurl multi handle (see `CurlMultiLoop`); requests are multiplexed
-/// as streams on reused connections, at most `maximumStreamsPerConnection` per connection
-/// and never more than the server's SETTINGS allow. `send` is an ordinary async call: a
+/// One thread owns every connection: by default nghttp2 over OpenSSL (`NativeHTTP2Loop`,
+/// HTTPS with HTTP/2 only, what APNs, FCM and Google's OAuth endpoint speak); libcurl
+/// (`CurlMultiLoop`) for the rest, HTTP/1.1 and cleartext HTTP/2, such as the emulator's
+/// admin endpoints. Requests are multiplexed as streams on reused connections, at most
+/// `maximumStreamsPerConnection` per connection and never more than the server's SETTINGS
+/// allow. `send` is an ordinary async call: a
 /// request goes in, its response comes back to the awaiting task. At most
 /// `maximumInFlight` requests are in flight; more callers wait (back-pressure).
 ///
@@ -14,7 +17,16 @@ import Synchronization
 public final class HTTP2Client: Service {
     public let name = "http2"
 
+    /// Which library carries the requests.
+    public enum Engine: Sendable {
+        /// nghttp2 over OpenSSL: `https://` URLs only, HTTP/2 negotiated by ALPN.
+        case nghttp2
+        /// libcurl: HTTP/1.1 and HTTP/2, with or without TLS.
+        case libcurl
+    }
+
     public struct Configuration: Sendable {
+        public var engine: Engine
         public var maximumInFlight: Int
         public var maximumConnectionsPerHost: Int
         public var maximumStreamsPerConnection: Int
@@ -25,10 +37,13 @@ public final class HTTP2Client: Service {
         /// HTTP/2 without TLS (h2c) for plain-text test servers.
         public var http2PriorKnowledge: Bool
 
+        /// `http2PriorKnowledge` (cleartext) implies libcurl.
         public init(
-            maximumInFlight: Int = 1000, maximumConnectionsPerHost: Int = 2, maximumStreamsPerConnection: Int = 500,
-            connectTimeout: Duration = .seconds(10), caFile: String? = nil, http2PriorKnowledge: Bool = false
+            engine: Engine = .nghttp2, maximumInFlight: Int = 1000, maximumConnectionsPerHost: Int = 2,
+            maximumStreamsPerConnection: Int = 500, connectTimeout: Duration = .seconds(10), caFile: String? = nil,
+            http2PriorKnowledge: Bool = false
         ) {
+            self.engine = http2PriorKnowledge ? .libcurl : engine
             self.maximumInFlight = maximumInFlight
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.maximumStreamsPerConnection = maximumStreamsPerConnection
@@ -38,18 +53,35 @@ public final class HTTP2Client: Service {
         }
     }
 
-    private let loop: CurlMultiLoop
+    private enum Loop {
+        case native(NativeHTTP2Loop)
+        case curl(CurlMultiLoop)
+    }
+
+    private let loop: Loop
     private let inFlight: AsyncSemaphore
     private let nextID = Atomic<UInt64>(0)
 
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "http2")) throws(HTTPClientError) {
-        loop = try CurlMultiLoop(
-            configuration: .init(
-                maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
-                maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
-                connectTimeout: configuration.connectTimeout, caFile: configuration.caFile,
-                http2PriorKnowledge: configuration.http2PriorKnowledge),
-            logger: logger)
+        switch configuration.engine {
+        case .nghttp2:
+            loop = .native(try NativeHTTP2Loop(
+                configuration: .init(
+                    core: .init(
+                        maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+                        maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
+                        connectTimeout: configuration.connectTimeout),
+                    caFile: configuration.caFile),
+                logger: logger))
+        case .libcurl:
+            loop = .curl(try CurlMultiLoop(
+                configuration: .init(
+                    maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+                    maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
+                    connectTimeout: configuration.connectTimeout, caFile: configuration.caFile,
+                    http2PriorKnowledge: configuration.http2PriorKnowledge),
+                logger: logger))
+        }
         inFlight = AsyncSemaphore(permits: max(1, configuration.maximumInFlight))
     }
 
@@ -58,7 +90,38 @@ public final class HTTP2Client: Service {
     public func send(_ request: HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
         do { try await inFlight.acquire() } catch { throw .cancelled }
         defer { inFlight.release() }
-        let transfer = Transfer(id: nextID.add(1, ordering: .relaxed).newValue, request: request)
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        switch loop {
+        case .native(let native):
+            return try await send(request, id: id, on: native)
+        case .curl(let curl):
+            return try await send(request, id: id, on: curl)
+        }
+    }
+
+    private func send(_ request: HTTPRequest, id: UInt64, on loop: NativeHTTP2Loop) async throws(HTTPClientError) -> HTTPResponse {
+        let target: RequestTarget
+        do {
+            target = try RequestTarget(url: request.url)
+        } catch {
+            throw .transport(code: -1, message: "the nghttp2 engine sends https:// URLs only: \(error)")
+        }
+        let exchange = Exchange(id: id, request: request, target: target, now: .now)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Exchange.Completion) in
+                exchange.continuation = continuation
+                if !loop.submit(exchange) {
+                    exchange.complete(.failure(.shutDown))
+                }
+            }
+        } onCancel: {
+            loop.cancel(id)
+        }
+        return try result.get()
+    }
+
+    private func send(_ request: HTTPRequest, id: UInt64, on loop: CurlMultiLoop) async throws(HTTPClientError) -> HTTPResponse {
+        let transfer = Transfer(id: id, request: request)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Transfer.Completion) in
                 transfer.continuation = continuation
@@ -74,7 +137,10 @@ public final class HTTP2Client: Service {
 
     /// Starts the loop thread, for a client used outside a service group. Idempotent.
     public func start() {
-        loop.start()
+        switch loop {
+        case .native(let native): native.start()
+        case .curl(let curl): curl.start()
+        }
     }
 
     /// Runs the loop until `shutdown`, then lets requests in flight finish and closes every
@@ -87,7 +153,13 @@ public final class HTTP2Client: Service {
 
     /// Takes no new requests, lets those in flight finish, then closes every connection.
     public func shutdown() async {
-        loop.stop()
-        await loop.finished.wait()
+        switch loop {
+        case .native(let native):
+            native.stop()
+            await native.finished.wait()
+        case .curl(let curl):
+            curl.stop()
+            await curl.finished.wait()
+        }
     }
 }

@@ -38,7 +38,7 @@ extension PhoneCommand {
         let tokens = Set([profile.token] + profile.extraTokens)
         let enricher = enricher(profile, directory, locked: parsed.has("locked"))
         let client: HTTP2Client
-        do { client = try HTTP2Client(configuration: .init(maximumInFlight: 1)) } catch { throw .failure("\(error)") }
+        do { client = try HTTP2Client(configuration: .init(engine: .libcurl, maximumInFlight: 1)) } catch { throw .failure("\(error)") }
         client.start()  // outside a service group the loop thread starts here
         do {
             try await poll(client: client, admin: admin, since: cursor, wanted: wanted, once: parsed.has("once"), tokens: tokens, enricher: enricher)

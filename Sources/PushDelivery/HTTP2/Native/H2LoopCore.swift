@@ -1,0 +1,291 @@
+import Foundation
+import PushRuntime
+
+/// The state of a native HTTP/2 engine's loop thread: requests waiting for a stream, the
+/// connections per host, and the deadlines. Everything here runs on that one thread.
+///
+/// Each pass schedules waiting requests onto connections with room (opening one more per
+/// host, up to the limit, only when all are full), flushes what nghttp2 has to send,
+/// enforces deadlines, and after `poll` lets each ready connection read. The work per pass
+/// follows the events, not the number of requests in flight.
+final class H2LoopCore: H2ConnectionDelegate {
+    struct Configuration: Sendable {
+        var maximumConnectionsPerHost: Int
+        var maximumStreamsPerConnection: Int
+        var connectTimeout: Duration
+    }
+
+    /// How long a connection whose request timed out gets to answer a PING before it is
+    /// treated as dead.
+    static let pingTimeout: Duration = .seconds(5)
+
+    private let configuration: Configuration
+    private let tls: TLSClientContext
+    private let callbacks: H2SessionCallbacks
+    private let logger: Logger
+    /// Starts a background lookup for a connection's host; the answer comes back through
+    /// the inbox as `resolved(connectionID:_:)`.
+    private let resolveInBackground: (_ connectionID: Int, _ host: String, _ port: Int) -> Void
+
+    /// Every request not yet answered, by id (for cancellation and deadlines).
+    private var outstanding: [UInt64: Exchange] = [:]
+    /// Requests waiting for a stream, per host and port, oldest first.
+    private var waiting: [String: WaitingQueue] = [:]
+    private var connections: [String: [H2Connection]] = [:]
+    private var connectionsByID: [Int: H2Connection] = [:]
+    private var nextConnectionID = 1
+    /// No deadline can expire before this; until then a pass skips the deadline scan.
+    private var nextDeadline = ContinuousClock.now
+    let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64 * 1024)
+
+    init(
+        configuration: Configuration, tls: TLSClientContext, callbacks: H2SessionCallbacks, logger: Logger,
+        resolveInBackground: @escaping (Int, String, Int) -> Void
+    ) {
+        self.configuration = configuration
+        self.tls = tls
+        self.callbacks = callbacks
+        self.logger = logger
+        self.resolveInBackground = resolveInBackground
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    var isIdle: Bool { outstanding.isEmpty }
+
+    // MARK: - From the inbox
+
+    func accept(_ exchange: Exchange) {
+        outstanding[exchange.id] = exchange
+        waiting[exchange.target.connectionKey, default: WaitingQueue()].append(exchange)
+        nextDeadline = min(nextDeadline, exchange.deadline)
+    }
+
+    func cancel(_ id: UInt64) {
+        guard let exchange = outstanding[id] else { return }
+        abandon(exchange)
+        finish(exchange, with: .failure(.cancelled))
+    }
+
+    func resolved(connectionID: Int, _ result: Result<[SocketAddress], HTTPClientError>) {
+        guard let connection = connectionsByID[connectionID], connection.state == .resolving else { return }
+        switch result {
+        case .success(let addresses):
+            if let error = connection.begin(addresses: addresses) { fail(connection, with: error) }
+        case .failure(let error):
+            fail(connection, with: error)
+        }
+    }
+
+    // MARK: - One pass
+
+    /// Puts waiting requests on streams, sends, and enforces deadlines.
+    func prepareForPoll(now: ContinuousClock.Instant) {
+        if now >= nextDeadline { enforceDeadlines(now: now) }
+        schedule(now: now)
+        for connection in connectionsByID.values where connection.state == .ready {
+            if let error = connection.flush() {
+                fail(connection, with: error)
+            } else if connection.isDraining, connection.streams.isEmpty {
+                // GOAWAY received or ids used up, and nothing left in flight.
+                connection.terminate()
+                _ = connection.flush()
+                close(connection)
+            }
+        }
+    }
+
+    /// The sockets to wait on, with their events.
+    func pollDescriptors(into descriptors: inout [pollfd], owners: inout [Int]) {
+        for connection in connectionsByID.values {
+            let events = connection.pollEvents
+            guard events != 0, connection.descriptor >= 0 else { continue }
+            descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
+            owners.append(connection.id)
+        }
+    }
+
+    /// How long `poll` may sleep: until the next deadline, at most a second.
+    func pollTimeoutMilliseconds(now: ContinuousClock.Instant) -> Int32 {
+        let wait = min(nextDeadline - now, .seconds(1))
+        guard wait > .zero else { return 0 }
+        return Int32(clamping: wait.components.seconds * 1000 + (wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+
+    func handle(revents: Int16, connectionID: Int) {
+        guard let connection = connectionsByID[connectionID] else { return }
+        let wasReady = connection.state == .ready
+        if let error = connection.handle(revents: revents, readBuffer: readBuffer) {
+            fail(connection, with: error)
+            return
+        }
+        if !wasReady, connection.state == .ready {
+            logger.debug("http2 connection ready", ["host": .string(connection.host), "port": .int(connection.port)])
+        }
+    }
+
+    /// Closes every connection (the loop is ending).
+    func closeAll() {
+        for connection in Array(connectionsByID.values) {
+            if connection.state == .ready {
+                connection.terminate()
+                _ = connection.flush()
+            }
+            close(connection)
+        }
+        for exchange in Array(outstanding.values) { finish(exchange, with: .failure(.shutDown)) }
+    }
+
+    // MARK: - Scheduling
+
+    private func schedule(now: ContinuousClock.Instant) {
+        for key in Array(waiting.keys) {
+            guard var queue = waiting[key] else { continue }
+            defer { waiting[key] = queue.isEmpty ? nil : queue }
+            let hosts = connections[key] ?? []
+            while let next = queue.first {
+                if next.isFinished {
+                    queue.removeFirst()
+                    continue
+                }
+                guard let connection = hosts.first(where: \.hasRoom) else {
+                    let opening = hosts.contains { $0.state != .ready && $0.state != .closed }
+                    let usable = hosts.count(where: { !$0.isDraining })
+                    if !opening, usable < configuration.maximumConnectionsPerHost { open(for: next.target, now: now) }
+                    break
+                }
+                if connection.submit(next) {
+                    next.connectionID = connection.id
+                    queue.removeFirst()
+                }
+            }
+        }
+    }
+
+    private func open(for target: RequestTarget, now: ContinuousClock.Instant) {
+        let connection = H2Connection(
+            id: nextConnectionID, target: target, connectTimeout: configuration.connectTimeout,
+            maximumStreams: configuration.maximumStreamsPerConnection, tls: tls, callbacks: callbacks, delegate: self, now: now)
+        nextConnectionID += 1
+        connections[target.connectionKey, default: []].append(connection)
+        connectionsByID[connection.id] = connection
+        nextDeadline = min(nextDeadline, connection.connectDeadline)
+        logger.debug("http2 connecting", ["host": .string(target.host), "port": .int(target.port)])
+        if connection.hostIsAddress {
+            resolved(connectionID: connection.id, SocketAddress.resolve(host: target.host, port: target.port, numericOnly: true))
+        } else {
+            resolveInBackground(connection.id, target.host, target.port)
+        }
+    }
+
+    // MARK: - Deadlines
+
+    private func enforceDeadlines(now: ContinuousClock.Instant) {
+        var next = now + .seconds(1)
+        for exchange in Array(outstanding.values) {
+            if exchange.deadline <= now {
+                if let connection = connectionsByID[exchange.connectionID], exchange.streamID > 0 {
+                    connection.sendPing(now: now)
+                }
+                abandon(exchange)
+                finish(exchange, with: .failure(.timedOut))
+            } else {
+                next = min(next, exchange.deadline)
+            }
+        }
+        for connection in Array(connectionsByID.values) {
+            if connection.state != .ready {
+                if connection.connectDeadline <= now {
+                    fail(connection, with: .timedOut)
+                } else {
+                    next = min(next, connection.connectDeadline)
+                }
+            } else if let ping = connection.pingSentAt {
+                if ping + Self.pingTimeout <= now {
+                    fail(connection, with: .connectionFailed("\(connection.host) did not answer a PING within 5 s"))
+                } else {
+                    next = min(next, ping + Self.pingTimeout)
+                }
+            }
+        }
+        nextDeadline = next
+    }
+
+    // MARK: - Endings
+
+    /// Takes a request off its stream, if it has one (nothing more is reported for it).
+    private func abandon(_ exchange: Exchange) {
+        guard exchange.streamID > 0 else { return }
+        connectionsByID[exchange.connectionID]?.abandon(exchange)
+    }
+
+    private func finish(_ exchange: Exchange, with result: Result<HTTPResponse, HTTPClientError>) {
+        outstanding.removeValue(forKey: exchange.id)
+        exchange.complete(result)
+    }
+
+    /// A connection failed: its streams fail with `error`; if it never became ready and no
+    /// other connection to that host is alive or coming, the requests waiting for it fail
+    /// too (the same error a transfer of its own would have met).
+    private func fail(_ connection: H2Connection, with error: HTTPClientError) {
+        let neverReady = connection.state != .ready
+        let remaining = close(connection)
+        logger.info("http2 connection failed", [
+            "host": .string(connection.host), "port": .int(connection.port), "error": .string(error.description),
+            "streams": .int(remaining.count),
+        ])
+        for exchange in remaining { finish(exchange, with: .failure(error)) }
+        guard neverReady, (connections[connection.connectionKey] ?? []).isEmpty, var queue = waiting[connection.connectionKey]
+        else { return }
+        while let next = queue.first {
+            queue.removeFirst()
+            if !next.isFinished { finish(next, with: .failure(error)) }
+        }
+        waiting[connection.connectionKey] = nil
+    }
+
+    @discardableResult
+    private func close(_ connection: H2Connection) -> [Exchange] {
+        let remaining = connection.close()
+        connectionsByID[connection.id] = nil
+        connections[connection.connectionKey]?.removeAll { $0 === connection }
+        if connections[connection.connectionKey]?.isEmpty == true { connections[connection.connectionKey] = nil }
+        return remaining
+    }
+
+    // MARK: - H2ConnectionDelegate
+
+    func connection(_ connection: H2Connection, finished exchange: Exchange, with result: Result<HTTPResponse, HTTPClientError>) {
+        finish(exchange, with: result)
+    }
+
+    func connection(_ connection: H2Connection, refused exchange: Exchange) {
+        guard !exchange.isFinished else { return }
+        exchange.rewind()
+        waiting[exchange.target.connectionKey, default: WaitingQueue()].append(exchange)
+    }
+}
+
+/// A FIFO of waiting requests: an array with a moving head, compacted when half is spent.
+struct WaitingQueue {
+    private var items: [Exchange] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var first: Exchange? { head < items.count ? items[head] : nil }
+
+    mutating func append(_ exchange: Exchange) { items.append(exchange) }
+
+    mutating func removeFirst() {
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+    }
+}

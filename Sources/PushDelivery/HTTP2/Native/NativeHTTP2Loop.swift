@@ -1,0 +1,216 @@
+import Foundation
+import PushRuntime
+import Synchronization
+
+/// The thread that owns every connection of a native HTTP/2 engine (nghttp2 over OpenSSL)
+/// and drives them with `poll`.
+///
+/// Other threads hand it requests and cancellations through `inbox` and wake it with one
+/// byte on a pipe. The thread starts with `start()` (what `HTTP2Client.run` calls), not at
+/// creation: requests submitted before wait in the inbox. A loop stopped before it ever
+/// started fails those requests with `.shutDown` itself.
+///
+/// Why not libcurl here: with hundreds of streams in flight on a connection, each of
+/// libcurl's wake-ups walks every transfer, and each transfer costs an easy handle's set-up
+/// and teardown; profiled under a backlog, that was a fifth of a worker's CPU and grew with
+/// the number in flight. This loop's work follows the frames that arrive.
+final class NativeHTTP2Loop: Sendable {
+    struct Configuration: Sendable {
+        var core: H2LoopCore.Configuration
+        var caFile: String?
+    }
+
+    private struct Inbox {
+        var started: [Exchange] = []
+        var cancelled: [UInt64] = []
+        var resolved: [(connectionID: Int, result: Result<[SocketAddress], HTTPClientError>)] = []
+        var stopping = false
+        var thread = ThreadState.notStarted
+    }
+
+    /// Whether a thread owns the connections: it never starts twice, and a loop stopped
+    /// before it started has nobody to fail its requests but `stop()`.
+    private enum ThreadState {
+        case notStarted, running, neverStarted, exited
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let configuration: Configuration
+    /// Made in `init` so that a CA file that cannot be loaded fails at start-up.
+    private let tls: TLSContextBox
+    private let logger: Logger
+    let finished = ShutdownSignal()
+
+    /// The TLS context, handed from `init` to the loop thread. `@unchecked Sendable` is
+    /// safe: it is configured completely in `init` and afterwards only used to create
+    /// sessions (`SSL_new`), which OpenSSL allows from any thread on a configured context.
+    private struct TLSContextBox: @unchecked Sendable {  // safe: see the proof above
+        let context: TLSClientContext
+    }
+
+    init(configuration: Configuration, logger: Logger) throws(HTTPClientError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.tls = TLSContextBox(context: try TLSClientContext(caFile: configuration.caFile))
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw .transport(code: -1, message: "pipe: \(String(cString: strerror(errno)))") }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+    }
+
+    /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
+    func start() {
+        let starting = inbox.withLock { inbox -> Bool in
+            guard case .notStarted = inbox.thread, !inbox.stopping else { return false }
+            inbox.thread = .running
+            return true
+        }
+        guard starting else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "pushd-h2"
+        thread.start()
+    }
+
+    /// Hands a request to the loop; false if the loop is stopping. Only the first request
+    /// since the loop last emptied the inbox wakes it.
+    func submit(_ exchange: Exchange) -> Bool {
+        let (accepted, first) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.stopping else { return (false, false) }
+            inbox.started.append(exchange)
+            return (true, inbox.started.count == 1)
+        }
+        if first { wake() }
+        return accepted
+    }
+
+    func cancel(_ id: UInt64) {
+        inbox.withLock { $0.cancelled.append(id) }
+        wake()
+    }
+
+    /// Takes no new requests; the loop exits once those in flight are done.
+    func stop() {
+        let waiting = inbox.withLock { inbox -> [Exchange]? in
+            inbox.stopping = true
+            guard case .notStarted = inbox.thread else { return nil }
+            inbox.thread = .neverStarted
+            defer { inbox.started.removeAll() }
+            return inbox.started
+        }
+        guard let waiting else {
+            wake()
+            return
+        }
+        for exchange in waiting { exchange.complete(.failure(.shutDown)) }
+        finished.trigger()
+    }
+
+    /// One byte on the wake pipe, outside the inbox lock (a system call there made every
+    /// submitting task wait for it). The pipe lives as long as this object, so a write
+    /// never meets a closed descriptor; written before the thread starts, or after it
+    /// ends, the byte just waits unread.
+    private func wake() {
+        var byte: UInt8 = 1
+        // A full pipe already holds a wake-up; nothing is lost when this write fails.
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    deinit {
+        Foundation.close(wakeRead)
+        Foundation.close(wakeWrite)
+    }
+
+    // MARK: - Loop thread only
+
+    private func run() {
+        // A write to a socket the server closed raises SIGPIPE, and OpenSSL's socket BIO
+        // cannot pass MSG_NOSIGNAL; blocked on this thread, the write fails with EPIPE
+        // instead, without touching the process's signal handling.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+
+        let core: H2LoopCore
+        do {
+            core = H2LoopCore(
+                configuration: configuration.core, tls: tls.context, callbacks: try H2SessionCallbacks(), logger: logger,
+                resolveInBackground: { [self] connectionID, host, port in
+                    SocketAddress.resolveInBackground(host: host, port: port) { result in
+                        self.inbox.withLock { $0.resolved.append((connectionID, result)) }
+                        self.wake()
+                    }
+                })
+        } catch {
+            failEverything(with: error)
+            return
+        }
+        var descriptors: [pollfd] = []
+        var owners: [Int] = []
+        var drain = [UInt8](repeating: 0, count: 64)
+        var stopping = false
+        // Whether the wake pipe fired: only then can the inbox hold anything new. Every
+        // writer appends under the lock and then writes the pipe, and the loop drains the
+        // pipe before it takes the inbox, so no entry is missed; an idle pass skips the
+        // lock, which submitting tasks otherwise contend for.
+        var woken = true
+        while true {
+            if woken {
+                // Swapped out, not copied: the lock is held for four moves.
+                let (started, cancelled, resolved, stop) = inbox.withLock { inbox in
+                    defer {
+                        inbox.started = []
+                        inbox.cancelled = []
+                        inbox.resolved = []
+                    }
+                    return (inbox.started, inbox.cancelled, inbox.resolved, inbox.stopping)
+                }
+                stopping = stop
+                for exchange in started { core.accept(exchange) }
+                for id in cancelled { core.cancel(id) }
+                for (connectionID, result) in resolved { core.resolved(connectionID: connectionID, result) }
+            }
+
+            let now = ContinuousClock.now
+            core.prepareForPoll(now: now)
+            if stopping, core.isIdle { break }
+
+            descriptors.removeAll(keepingCapacity: true)
+            owners.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            owners.append(0)
+            core.pollDescriptors(into: &descriptors, owners: &owners)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), core.pollTimeoutMilliseconds(now: now))
+            woken = ready > 0 && descriptors[0].revents != 0
+            guard ready > 0 else { continue }
+            if woken {
+                while read(wakeRead, &drain, drain.count) > 0 {}
+            }
+            for index in 1..<descriptors.count where descriptors[index].revents != 0 {
+                core.handle(revents: descriptors[index].revents, connectionID: owners[index])
+            }
+        }
+        core.closeAll()
+        inbox.withLock { $0.thread = .exited }
+        finished.trigger()
+    }
+
+    /// The loop could not start: every request, now and later, fails with `error`.
+    private func failEverything(with error: HTTPClientError) {
+        logger.error("http2 engine cannot start", ["error": .string(error.description)])
+        let waiting = inbox.withLock { inbox -> [Exchange] in
+            inbox.stopping = true
+            inbox.thread = .exited
+            defer { inbox.started.removeAll() }
+            return inbox.started
+        }
+        for exchange in waiting { exchange.complete(.failure(error)) }
+        finished.trigger()
+    }
+}

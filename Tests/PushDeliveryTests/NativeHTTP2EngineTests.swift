@@ -1,0 +1,130 @@
+import Foundation
+import PushDelivery
+import PushTestSupport
+import Testing
+
+/// The nghttp2 engine (the default of `HTTP2Client`) against the shipped emulator: the
+/// server's stream limit, timeouts on a live connection, and every way a connection can
+/// fail before a response, each mapped to the error the worker's retry policy expects.
+@Suite("Native HTTP/2 engine", .serialized)
+struct NativeHTTP2EngineTests {
+    func notification(_ token: String) -> APNsNotification {
+        APNsNotification(
+            deviceToken: token, bundleID: EmulatorProcess.bundleID, environment: .production, expiration: 0,
+            payload: EmulatorDeliveryTests.payload)
+    }
+
+    @Test("more pushes than the server's SETTINGS_MAX_CONCURRENT_STREAMS: every one answered once")
+    func serverStreamLimit() async throws {
+        let emulator = try EmulatorProcess.start(arguments: ["--max-streams", "4"])
+        let client = try APNsClient(configuration: emulator.apnsConfiguration())
+        client.start()
+        let count = 300
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                group.addTask { await client.send(notification(EmulatorDeliveryTests.hexToken(unique: index))).label }
+            }
+            var labels: [String] = []
+            for await label in group { labels.append(label) }
+            return labels
+        }
+        await client.shutdown()
+        let stats = try await emulator.stats()
+        await emulator.stop()
+        #expect(outcomes.count == count)
+        #expect(outcomes.allSatisfy { $0 == "delivered" }, "\(Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count))")
+        // Each push reached the server exactly once: nothing refused and resent, nothing lost.
+        #expect(stats["total_requests"] as? Int == count)
+        #expect(stats["total_accepted"] as? Int == count)
+    }
+
+    @Test("a push that outlives its timeout fails as a timeout, and the connection keeps serving")
+    func timeoutOnLiveConnection() async throws {
+        let emulator = try EmulatorProcess.start(arguments: ["--slow-delay", "3"])
+        var configuration = emulator.apnsConfiguration()
+        configuration.requestTimeout = .milliseconds(500)
+        let client = try APNsClient(configuration: configuration)
+        client.start()
+        let first = await client.send(notification(EmulatorDeliveryTests.hexToken()))
+        let slow = await client.send(notification(EmulatorDeliveryTests.hexToken(prefix: "5100")))
+        let after = await client.send(notification(EmulatorDeliveryTests.hexToken()))
+        await client.shutdown()
+        await emulator.stop()
+        #expect(first.label == "delivered")
+        #expect(slow == .retryLater(reason: "timeout", retryAfter: nil))
+        #expect(after.label == "delivered", "\(after)")
+    }
+
+    @Test("a certificate that does not verify is a TLS error, not a retryable one")
+    func untrustedCertificate() async throws {
+        let emulator = try EmulatorProcess.start()
+        // The system's CA store: the emulator's own CA is not in it.
+        let client = try HTTP2Client(configuration: .init())
+        client.start()
+        let result = await answer(client, HTTPRequest(method: .get, url: emulator.url + "/", timeout: .seconds(10)))
+        await client.shutdown()
+        await emulator.stop()
+        guard case .failure(.tlsVerificationFailed(let why)) = result else {
+            Issue.record("expected a TLS verification failure, got \(result)")
+            return
+        }
+        #expect(why.contains("certificate"), "\(why)")
+    }
+
+    @Test("no TLS at the other end, or nothing listening: a connection failure, retryable")
+    func connectionFailures() async throws {
+        let emulator = try EmulatorProcess.start()
+        let client = try HTTP2Client(configuration: .init(caFile: emulator.caFile))
+        client.start()
+        // The admin port speaks plain HTTP/1.1: the TLS handshake cannot succeed.
+        let plain = emulator.adminURL.replacingOccurrences(of: "http://", with: "https://") + "/health"
+        let notTLS = await answer(client, HTTPRequest(method: .get, url: plain, timeout: .seconds(10)))
+        let closedPort = try FreePort.find()
+        let nobody = await answer(client, HTTPRequest(method: .get, url: "https://127.0.0.1:\(closedPort)/", timeout: .seconds(10)))
+        // And the same client still reaches a server that works.
+        let works = await answer(client, HTTPRequest(method: .get, url: emulator.url + "/", timeout: .seconds(10)))
+        await client.shutdown()
+        await emulator.stop()
+        for (name, result) in [("plain HTTP", notTLS), ("closed port", nobody)] {
+            guard case .failure(let error) = result, case .connectionFailed = error else {
+                Issue.record("\(name): expected connectionFailed, got \(result)")
+                continue
+            }
+            #expect(error.isRetryable)
+        }
+        guard case .success(let response) = works else {
+            Issue.record("expected an answer from the emulator, got \(works)")
+            return
+        }
+        #expect(response.httpVersion == 2)
+        #expect(response.status == 404 || response.status == 405 || response.status == 400, "status \(response.status)")
+    }
+
+    @Test("the emulator goes away under waiting pushes: each ends once, delivered or retryable")
+    func serverGoesAway() async throws {
+        let emulator = try EmulatorProcess.start(arguments: ["--slow-delay", "2"])
+        let client = try APNsClient(configuration: emulator.apnsConfiguration())
+        client.start()
+        #expect(await client.send(notification(EmulatorDeliveryTests.hexToken())).label == "delivered")
+        async let outcomes = withTaskGroup(of: DeliveryOutcome.self) { group in
+            for index in 0..<50 {
+                group.addTask { await client.send(notification(EmulatorDeliveryTests.hexToken(prefix: "5100", unique: index))) }
+            }
+            var all: [DeliveryOutcome] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        // Stopped while the slow answers (2 s each) are pending or still being sent: either
+        // way every push must end, and none as a non-retryable failure.
+        await emulator.stop()
+        let ended = await outcomes
+        await client.shutdown()
+        #expect(ended.count == 50)
+        let labels = Set(ended.map(\.label))
+        #expect(labels.isSubset(of: ["delivered", "retry"]), "\(ended.filter { $0.label != "delivered" && $0.label != "retry" })")
+    }
+
+    private func answer(_ client: HTTP2Client, _ request: HTTPRequest) async -> Result<HTTPResponse, HTTPClientError> {
+        do throws(HTTPClientError) { return .success(try await client.send(request)) } catch { return .failure(error) }
+    }
+}
