@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import PushDelivery
+
+/// The native engine's URL parsing, checked against Foundation's reading of the same URLs,
+/// and the request headers it builds for nghttp2.
+@Suite("Native engine: request targets and header blocks")
+struct RequestTargetTests {
+    @Test("host, port, authority and path as Foundation reads them", arguments: [
+        "https://api.push.apple.com/3/device/abcd",
+        "https://api.sandbox.push.apple.com:443/3/device/abcd",
+        "https://127.0.0.1:37183/3/device/00ff",
+        "https://[::1]:8443/v1/projects/p/messages:send",
+        "https://fcm.googleapis.com/v1/projects/demo-project/messages:send",
+        "https://oauth2.googleapis.com/token",
+        "https://example.com",
+        "https://example.com?x=1",
+        "https://example.com:8443/a/b?c=d&e=f",
+    ])
+    func agreesWithFoundation(url: String) throws {
+        let target = try RequestTarget(url: url)
+        let components = try #require(URLComponents(string: url))
+        #expect(target.host == components.host?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
+        #expect(target.port == (components.port ?? 443))
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        #expect(target.path == path)
+        let authorityEnd = url.dropFirst("https://".count).firstIndex { $0 == "/" || $0 == "?" }
+        #expect(target.authority == String(url.dropFirst("https://".count)[..<(authorityEnd ?? url.endIndex)]))
+    }
+
+    @Test("refused: other schemes, user information, no host, bad ports, whitespace", arguments: [
+        "http://127.0.0.1/x", "https://", "https:///path", "https://user@host/x", "https://host:0/x",
+        "https://host:65536/x", "https://host:12ab/x", "https://host:/x", "https://ho st/x", "https://[::1/x",
+        "https://[::1]x/y", "ftp://host/x",
+    ])
+    func refused(url: String) {
+        #expect(throws: RequestTarget.ParseError.self) { try RequestTarget(url: url) }
+    }
+
+    @Test("the header block: pseudo-headers first, names lower-cased, forbidden headers dropped, content-length added")
+    func headerBlock() throws {
+        let request = HTTPRequest(
+            method: .post, url: "https://127.0.0.1:8443/3/device/ab",
+            headers: [("Authorization", "bearer x"), ("Connection", "keep-alive"), ("apns-topic", "com.example.app"),
+                      ("Expect", "100-continue"), ("Host", "elsewhere")],
+            body: Array("{}".utf8))
+        let exchange = Exchange(id: 1, request: request, target: try RequestTarget(url: request.url), now: .now)
+        let fields = RequestHeaders.withNameValues(for: exchange) { block in
+            block.map { field in
+                (String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
+                 String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self))
+            }
+        }
+        #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "authorization", "apns-topic", "content-length"])
+        #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "bearer x", "com.example.app", "2"])
+    }
+}
