@@ -2,7 +2,7 @@ import COpenSSL
 import Foundation
 
 /// Seals plaintext for one device: a fresh random AES-256 key and 12-byte nonce from
-/// OpenSSL's CSPRNG for every call, AES-256-GCM for the content, RSA-OAEP-SHA1 to wrap the
+/// OpenSSL's CSPRNG for every call (drawn from a `RandomReserve`), AES-256-GCM for the content, RSA-OAEP-SHA1 to wrap the
 /// key. Stateless, so any number of tasks may seal at once.
 ///
 /// `sealJSON` is the hot path (the worker embeds the JSON in a push payload): it encrypts
@@ -66,12 +66,16 @@ public enum EnvelopeSealer {
         let tag = region(keyLength + nonceLength, tagLength)
         let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
         let cipherText = region(size - plaintext.count, plaintext.count)
-        // Key and nonce come from one CSPRNG call.
-        guard RAND_bytes(scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyLength + nonceLength)) == 1
-        else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
-        try AESGCM.seal(
-            plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
-            cipherText: cipherText, tag: tag)
+        let context = try SealingContext.pool.take()
+        var sealed = false
+        do {
+            defer { SealingContext.pool.giveBack(context, reusable: sealed) }
+            try context.drawKeyAndNonce(into: region(0, keyLength + nonceLength))
+            try AESGCM.seal(
+                plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
+                cipherText: cipherText, tag: tag, in: context.cipher)
+            sealed = true
+        }
         try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
         return body(EnvelopeParts(
             encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),

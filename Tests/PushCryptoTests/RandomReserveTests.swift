@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import PushCrypto
+import Testing
+
+@Suite("Random reserve for content keys and nonces")
+struct RandomReserveTests {
+    static func draw(from reserve: RandomReserve) throws -> [UInt8] {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomReserve.drawLength, alignment: 1)
+        defer { buffer.deallocate() }
+        try reserve.draw(into: buffer)
+        return Array(buffer.bindMemory(to: UInt8.self))
+    }
+
+    @Test("draws across several refills are all different and full length")
+    func drawsAreDistinct() throws {
+        let reserve = try #require(RandomReserve.make())
+        let count = RandomReserve.drawsPerRefill * 3 + 5
+        var draws = Set<[UInt8]>()
+        for _ in 0..<count {
+            let bytes = try Self.draw(from: reserve)
+            #expect(bytes.contains { $0 != 0 })
+            draws.insert(bytes)
+        }
+        #expect(draws.count == count)
+    }
+
+    #if os(Linux)
+    @Test("a forked child finds the reserve wiped, so it cannot reuse the parent's bytes")
+    func wipedInForkedChild() throws {
+        let reserve = try #require(RandomReserve.make())
+        _ = try Self.draw(from: reserve)
+        #expect(reserve.isFilled)
+        let child = fork()
+        if child == 0 {
+            // Only a memory read and _exit: the child of a multithreaded process must not
+            // take locks.
+            _exit(reserve.isFilled ? 1 : 0)
+        }
+        #expect(child > 0)
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, 0) == child)
+        #expect(status == 0, "the child still saw the parent's random bytes")
+        #expect(reserve.isFilled)
+    }
+    #endif
+}
