@@ -14,11 +14,18 @@ enum AESGCM {
     /// documents it as shareable between threads.
     nonisolated(unsafe) static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
 
-    /// Encrypts `plaintext` into `cipherText` (same length) and writes the 16-byte tag,
-    /// with a context from `SealingContext.Pool` (already bound to the cipher).
-    static func seal(
-        _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        cipherText: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer, in context: OpaquePointer
+    /// Loads a key and nonce into an encryption context bound to the cipher (see
+    /// `SealingContext`), replacing whatever key it held. Passing a nil cipher keeps the
+    /// context's provider state and only sets up the key schedule and nonce.
+    static func load(key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, into context: OpaquePointer) -> Bool {
+        EVP_EncryptInit_ex2(context, nil, bytes(key), bytes(nonce), nil) == 1
+    }
+
+    /// Encrypts `plaintext` into `cipherText` (same length) and writes the 16-byte tag, with
+    /// a context that `load` has just given a fresh key and nonce.
+    static func encrypt(
+        _ plaintext: UnsafeRawBufferPointer, cipherText: UnsafeMutableRawBufferPointer,
+        tag: UnsafeMutableRawBufferPointer, in context: OpaquePointer
     ) throws(SealError) {
         precondition(cipherText.count >= plaintext.count && tag.count >= tagLength)
         // An empty plaintext still needs a valid output pointer for OpenSSL.
@@ -27,10 +34,7 @@ enum AESGCM {
             ?? withUnsafeMutablePointer(to: &scratch) { $0 }
         var written: Int32 = 0
         var finalWritten: Int32 = 0
-        // The cipher was bound when the context was made: passing nil keeps its provider
-        // state and only loads the new key and nonce.
-        guard EVP_EncryptInit_ex2(context, nil, bytes(key), bytes(nonce), nil) == 1,
-              plaintext.isEmpty
+        guard plaintext.isEmpty
                 || EVP_EncryptUpdate(context, output, &written, bytes(plaintext), Int32(plaintext.count)) == 1,
               EVP_EncryptFinal_ex(context, output + Int(written), &finalWritten) == 1,
               Int(written + finalWritten) == plaintext.count,

@@ -2,8 +2,8 @@ import COpenSSL
 import Foundation
 
 /// Seals plaintext for one device: a fresh random AES-256 key and 12-byte nonce from
-/// OpenSSL's CSPRNG for every call (drawn from a `RandomReserve`), AES-256-GCM for the content, RSA-OAEP-SHA1 to wrap the
-/// key. Stateless, so any number of tasks may seal at once.
+/// OpenSSL's CSPRNG for every call (through a pooled `SealingContext`), AES-256-GCM for the
+/// content, RSA-OAEP-SHA1 to wrap the key. Stateless, so any number of tasks may seal at once.
 ///
 /// `sealJSON` is the hot path (the worker embeds the JSON in a push payload): it encrypts
 /// into scratch memory and base64-encodes straight into the result, one allocation in all.
@@ -70,10 +70,8 @@ public enum EnvelopeSealer {
         var sealed = false
         do {
             defer { SealingContext.pool.giveBack(context, reusable: sealed) }
-            try context.drawKeyAndNonce(into: region(0, keyLength + nonceLength))
-            try AESGCM.seal(
-                plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
-                cipherText: cipherText, tag: tag, in: context.cipher)
+            try context.begin(keyAndNonce: region(0, keyLength + nonceLength))
+            try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
             sealed = true
         }
         try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)

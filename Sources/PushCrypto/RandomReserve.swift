@@ -41,15 +41,19 @@ final class RandomReserve {
     /// Unused bytes older than this are thrown away rather than handed out.
     static let maximumAgeNanoseconds: UInt64 = 60_000_000_000
 
-    /// One page: `filledMarker` at offset 0, the random bytes from `bytesOffset`.
+    /// One page: `filledMarker` at offset 0, the set-aside flag at 8, the set-aside draw at
+    /// `setAsideOffset`, the random bytes from `bytesOffset`.
     private let page: UnsafeMutableRawPointer
     private let pageSize: Int
+    private static let setAsideFlagOffset = 8
+    private static let setAsideOffset = 16
     private static let bytesOffset = 64
     private static let capacity = drawLength * drawsPerRefill
     /// A non-zero word written at each refill; zero means "never filled in this process".
     private static let filledMarker: UInt64 = 0x7075_7368_6420_7276  // "pushd rv"
     private var cursor = capacity
     private var filledAt: UInt64 = 0
+    private var setAsideAt: UInt64 = 0
 
     private init(page: UnsafeMutableRawPointer, pageSize: Int) {
         self.page = page
@@ -61,7 +65,7 @@ final class RandomReserve {
     static func make() -> RandomReserve? {
         #if os(Linux)
         let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        guard pageSize >= bytesOffset + capacity else { return nil }
+        guard pageSize >= bytesOffset + capacity, setAsideOffset + drawLength <= bytesOffset else { return nil }
         guard let page = mmap(nil, pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               page != MAP_FAILED
         else { return nil }
@@ -91,6 +95,34 @@ final class RandomReserve {
         destination.baseAddress?.copyMemory(from: source, byteCount: Self.drawLength)
         OPENSSL_cleanse(source, Self.drawLength)
         cursor += Self.drawLength
+    }
+
+    /// Moves the next draw to the set-aside slot and returns it, for a caller that uses it
+    /// ahead of time (loading the next envelope's key into a cipher context). The slot is on
+    /// the same page, so it is wiped on fork and kept out of core dumps like the rest.
+    func setAside() throws(SealError) -> UnsafeRawBufferPointer {
+        let slot = UnsafeMutableRawBufferPointer(start: page + Self.setAsideOffset, count: Self.drawLength)
+        try draw(into: slot)
+        page.storeBytes(of: Self.filledMarker, toByteOffset: Self.setAsideFlagOffset, as: UInt64.self)
+        setAsideAt = Self.monotonicNanoseconds()
+        return UnsafeRawBufferPointer(slot)
+    }
+
+    /// Copies the set-aside draw to `destination` and wipes the slot. False, with the slot
+    /// wiped, when there is none to use: never set aside, already taken, this is a forked
+    /// child (the kernel zeroed the flag), or it is older than `maximumAgeNanoseconds`.
+    func takeSetAside(into destination: UnsafeMutableRawBufferPointer) -> Bool {
+        precondition(destination.count == Self.drawLength)
+        let slot = page + Self.setAsideOffset
+        defer {
+            OPENSSL_cleanse(slot, Self.drawLength)
+            page.storeBytes(of: 0, toByteOffset: Self.setAsideFlagOffset, as: UInt64.self)
+        }
+        guard page.load(fromByteOffset: Self.setAsideFlagOffset, as: UInt64.self) == Self.filledMarker,
+              Self.monotonicNanoseconds() &- setAsideAt <= Self.maximumAgeNanoseconds
+        else { return false }
+        destination.baseAddress?.copyMemory(from: slot, byteCount: Self.drawLength)
+        return true
     }
 
     /// Whether the page holds bytes filled by this process (false in a forked child, whose

@@ -5,6 +5,22 @@ import Synchronization
 /// an `EVP_CIPHER_CTX` already bound to AES-256-GCM (making one allocates provider state)
 /// and a `RandomReserve` for the content key and nonce.
 ///
+/// A pooled context is never left holding the key of an envelope already sealed. When it
+/// is given back, it is loaded at once with the key and nonce of the *next* envelope it
+/// will seal (drawn now, set aside on the reserve's page), so that sealing starts with the
+/// context ready; where there is no reserve, it gets the all-zero key instead.
+///
+/// Why loading the next key is equivalent to loading the all-zero key: what blanking
+/// guarantees is that no sealed envelope's key (or its key schedule, from which the key
+/// follows) survives the envelope; here too the sealed key's schedule is overwritten before
+/// the context is pooled, and the copies of the key are wiped (scratch by the sealer, the
+/// set-aside slot when taken). What the context holds instead is a key no envelope has used
+/// yet, which is the exposure `RandomReserve` already argues is none (future output the DRBG
+/// state in the same memory determines), and it is never used twice: `begin` takes the
+/// set-aside draw once, and whenever it cannot (new context, forked child, older than the
+/// reserve's limit) draws a new one and loads it over the old. It saves the second key
+/// setup per envelope (a provider round trip, the AES key expansion and the GHASH table).
+///
 /// `@unchecked Sendable` is safe for the same reason as `OAEPContext`: `Pool` hands each
 /// context to one thread at a time, exclusively (popped under its lock, pushed back under
 /// it), and nothing else keeps a reference while it is out.
@@ -23,16 +39,43 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         EVP_CIPHER_CTX_free(cipher)
     }
 
-    /// Fills `destination` (key ‖ nonce, `RandomReserve.drawLength` bytes) with fresh
-    /// CSPRNG output.
-    func drawKeyAndNonce(into destination: UnsafeMutableRawBufferPointer) throws(SealError) {
+    /// Writes this envelope's fresh key ‖ nonce (`RandomReserve.drawLength` bytes) to
+    /// `keyAndNonce` and leaves `cipher` loaded with them, ready to encrypt.
+    func begin(keyAndNonce: UnsafeMutableRawBufferPointer) throws(SealError) {
+        if let reserve, reserve.takeSetAside(into: keyAndNonce) { return }
         if let reserve {
-            try reserve.draw(into: destination)
+            try reserve.draw(into: keyAndNonce)
         } else {
-            guard RAND_bytes(destination.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(destination.count)) == 1
+            guard RAND_bytes(keyAndNonce.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyAndNonce.count)) == 1
             else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
         }
+        guard Self.load(UnsafeRawBufferPointer(keyAndNonce), into: cipher) else {
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM key setup failed"))
+        }
     }
+
+    /// Replaces the key `cipher` holds (the sealed envelope's) before pooling: with the next
+    /// envelope's, set aside, or the all-zero key without a reserve. False if OpenSSL failed,
+    /// in which case the context must be dropped (`EVP_CIPHER_CTX_free` cleanses it).
+    fileprivate func replaceKey() -> Bool {
+        guard let reserve else {
+            return Self.blankKeyAndNonce.withUnsafeBytes { Self.load($0, into: cipher) }
+        }
+        guard let next = try? reserve.setAside() else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        return Self.load(next, into: cipher)
+    }
+
+    private static func load(_ keyAndNonce: UnsafeRawBufferPointer, into cipher: OpaquePointer) -> Bool {
+        AESGCM.load(
+            key: UnsafeRawBufferPointer(rebasing: keyAndNonce[..<AESGCM.keyLength]),
+            nonce: UnsafeRawBufferPointer(rebasing: keyAndNonce[AESGCM.keyLength...]), into: cipher)
+    }
+
+    /// An all-zero key and nonce, loaded into a context that has no reserve before pooling.
+    private static let blankKeyAndNonce = [UInt8](repeating: 0, count: RandomReserve.drawLength)
 
     static let pool = Pool()
 
@@ -52,18 +95,10 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
             return SealingContext(cipher: pointer, reserve: RandomReserve.make())
         }
 
-        /// An all-zero key, loaded into every context before it is pooled.
-        private static let blankKey = [UInt8](repeating: 0, count: AESGCM.keyLength)
-
-        /// Returns a context for reuse, or drops it after a failure or when the pool is
-        /// full. A pooled context first gets the all-zero key loaded, so that no message's
-        /// key schedule (from which its content key follows) stays in memory after sealing;
-        /// a dropped one is cleansed by `EVP_CIPHER_CTX_free`.
+        /// Returns a context after sealing, its key replaced (see `SealingContext`), or drops
+        /// it after a failure or when the pool is full.
         func giveBack(_ context: SealingContext, reusable: Bool) {
-            let blanked = reusable && Self.blankKey.withUnsafeBufferPointer {
-                EVP_EncryptInit_ex2(context.cipher, nil, $0.baseAddress, nil, nil) == 1
-            }
-            guard blanked else { return }
+            guard reusable, context.replaceKey() else { return }
             idle.withLock { idle in
                 if idle.count < Self.maximumIdle { idle.append(context) }
             }

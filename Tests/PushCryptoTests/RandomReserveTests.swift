@@ -26,23 +26,38 @@ struct RandomReserveTests {
         #expect(draws.count == count)
     }
 
+    @Test("a set-aside draw is taken exactly once, and is not an ordinary draw")
+    func setAsideTakenOnce() throws {
+        let reserve = try #require(RandomReserve.make())
+        let setAside = Array(try reserve.setAside())
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomReserve.drawLength, alignment: 1)
+        defer { buffer.deallocate() }
+        #expect(reserve.takeSetAside(into: buffer))
+        #expect(Array(buffer) == setAside)
+        #expect(!reserve.takeSetAside(into: buffer))
+        #expect(try Self.draw(from: reserve) != setAside)
+    }
+
     #if os(Linux)
-    @Test("a forked child finds the reserve wiped, so it cannot reuse the parent's bytes")
+    @Test("a forked child finds the reserve and the set-aside draw wiped, so it cannot reuse the parent's bytes")
     func wipedInForkedChild() throws {
         let reserve = try #require(RandomReserve.make())
-        _ = try Self.draw(from: reserve)
+        _ = try reserve.setAside()
         #expect(reserve.isFilled)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomReserve.drawLength, alignment: 1)
+        defer { buffer.deallocate() }
         let child = fork()
         if child == 0 {
-            // Only a memory read and _exit: the child of a multithreaded process must not
-            // take locks.
-            _exit(reserve.isFilled ? 1 : 0)
+            // Only memory reads and writes and _exit: the child of a multithreaded process
+            // must not take locks.
+            _exit(reserve.isFilled || reserve.takeSetAside(into: buffer) ? 1 : 0)
         }
         #expect(child > 0)
         var status: Int32 = 0
         #expect(waitpid(child, &status, 0) == child)
         #expect(status == 0, "the child still saw the parent's random bytes")
         #expect(reserve.isFilled)
+        #expect(reserve.takeSetAside(into: buffer), "the parent keeps its own")
     }
     #endif
 }
