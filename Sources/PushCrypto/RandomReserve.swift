@@ -23,7 +23,7 @@ import Darwin
 /// - Bytes not handed out yet are future generator output, which the DRBG state OpenSSL
 ///   keeps in the same process memory already determines until its next reseed: holding at
 ///   most 32 draws reveals nothing more to someone who can read our memory. They are also
-///   kept out of core dumps (`MADV_DONTDUMP`), and dropped after `maximumAge` (shorter than
+///   kept out of core dumps (`MADV_DONTDUMP`), and dropped after `maximumAgeNanoseconds` (shorter than
 ///   OpenSSL's 7-minute reseed interval) so an idle reserve does not hold them for long.
 /// - Fork: the page is `MADV_WIPEONFORK`, so a child process (however it forked: `fork`,
 ///   `_Fork` or a raw `clone`) sees it zeroed, finds no `filledMarker` and refills from its

@@ -34,6 +34,18 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         self.reserve = reserve
     }
 
+    /// A new context bound to AES-256-GCM, holding no key yet.
+    static func make(reserve: RandomReserve?) throws(SealError) -> SealingContext {
+        guard let cipher = AESGCM.cipher, let pointer = EVP_CIPHER_CTX_new() else {
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
+        }
+        guard EVP_EncryptInit_ex2(pointer, cipher, nil, nil, nil) == 1 else {
+            EVP_CIPHER_CTX_free(pointer)
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
+        }
+        return SealingContext(cipher: pointer, reserve: reserve)
+    }
+
     deinit {
         // Cleanses the provider state (key schedule included) before freeing it.
         EVP_CIPHER_CTX_free(cipher)
@@ -57,15 +69,18 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
     /// Replaces the key `cipher` holds (the sealed envelope's) before pooling: with the next
     /// envelope's, set aside, or the all-zero key without a reserve. False if OpenSSL failed,
     /// in which case the context must be dropped (`EVP_CIPHER_CTX_free` cleanses it).
-    fileprivate func replaceKey() -> Bool {
-        guard let reserve else {
-            return Self.blankKeyAndNonce.withUnsafeBytes { Self.load($0, into: cipher) }
+    func replaceKey() -> Bool {
+        let replaced: Bool
+        if let reserve {
+            let next = try? reserve.setAside()
+            replaced = next.map { Self.load($0, into: cipher) } ?? false
+        } else {
+            replaced = Self.blankKeyAndNonce.withUnsafeBytes { Self.load($0, into: cipher) }
         }
-        guard let next = try? reserve.setAside() else {
-            OpenSSLErrorQueue.clear()
-            return false
-        }
-        return Self.load(next, into: cipher)
+        // The failure is not the caller's to report (its envelope is sealed): clear it, so
+        // that it cannot be blamed on a later call on this thread.
+        if !replaced { OpenSSLErrorQueue.clear() }
+        return replaced
     }
 
     private static func load(_ keyAndNonce: UnsafeRawBufferPointer, into cipher: OpaquePointer) -> Bool {
@@ -85,14 +100,7 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
 
         func take() throws(SealError) -> SealingContext {
             if let context = idle.withLock({ $0.popLast() }) { return context }
-            guard let cipher = AESGCM.cipher, let pointer = EVP_CIPHER_CTX_new() else {
-                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
-            }
-            guard EVP_EncryptInit_ex2(pointer, cipher, nil, nil, nil) == 1 else {
-                EVP_CIPHER_CTX_free(pointer)
-                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
-            }
-            return SealingContext(cipher: pointer, reserve: RandomReserve.make())
+            return try SealingContext.make(reserve: RandomReserve.make())
         }
 
         /// Returns a context after sealing, its key replaced (see `SealingContext`), or drops

@@ -4,13 +4,18 @@ import Glibc
 @testable import PushCrypto
 import Testing
 
+/// Runs `body` with a buffer of one draw's length and returns what it holds afterwards.
+func withDrawBuffer(_ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows -> [UInt8] {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomReserve.drawLength, alignment: 1)
+    defer { buffer.deallocate() }
+    try body(buffer)
+    return Array(buffer)
+}
+
 @Suite("Random reserve for content keys and nonces")
 struct RandomReserveTests {
     static func draw(from reserve: RandomReserve) throws -> [UInt8] {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomReserve.drawLength, alignment: 1)
-        defer { buffer.deallocate() }
-        try reserve.draw(into: buffer)
-        return Array(buffer.bindMemory(to: UInt8.self))
+        try withDrawBuffer { try reserve.draw(into: $0) }
     }
 
     @Test("draws across several refills are all different and full length")
