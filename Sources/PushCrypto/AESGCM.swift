@@ -1,6 +1,5 @@
 import COpenSSL
 import COpenSSLShims
-import Synchronization
 
 /// AES-256-GCM with a 12-byte nonce, a 16-byte tag kept apart from the ciphertext and no
 /// associated data: the content cipher of the envelope.
@@ -13,34 +12,34 @@ enum AESGCM {
     /// `EVP_aes_256_gcm()` does implicitly in OpenSSL 3) costs a global lookup each time.
     /// `nonisolated(unsafe)` is safe: a fetched `EVP_CIPHER` is immutable and OpenSSL
     /// documents it as shareable between threads.
-    nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+    nonisolated(unsafe) static let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
 
-    /// Encrypts `plaintext` into `cipherText` (same length) and writes the 16-byte tag.
-    static func seal(
-        _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        cipherText: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
+    /// Loads a key and nonce into an encryption context bound to the cipher (see
+    /// `SealingContext`), replacing whatever key it held. Passing a nil cipher keeps the
+    /// context's provider state and only sets up the key schedule and nonce.
+    static func load(key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, into context: OpaquePointer) -> Bool {
+        EVP_EncryptInit_ex2(context, nil, bytes(key), bytes(nonce), nil) == 1
+    }
+
+    /// Encrypts `plaintext` into `cipherText` (same length) and writes the 16-byte tag, with
+    /// a context that `load` has just given a fresh key and nonce.
+    static func encrypt(
+        _ plaintext: UnsafeRawBufferPointer, cipherText: UnsafeMutableRawBufferPointer,
+        tag: UnsafeMutableRawBufferPointer, in context: OpaquePointer
     ) throws(SealError) {
         precondition(cipherText.count >= plaintext.count && tag.count >= tagLength)
-        let pooled = try encryptionContexts.take()
-        var succeeded = false
-        defer { encryptionContexts.giveBack(pooled, reusable: succeeded) }
-        let context = pooled.pointer
         // An empty plaintext still needs a valid output pointer for OpenSSL.
         var scratch: UInt8 = 0
         let output = cipherText.baseAddress?.assumingMemoryBound(to: UInt8.self)
             ?? withUnsafeMutablePointer(to: &scratch) { $0 }
         var written: Int32 = 0
         var finalWritten: Int32 = 0
-        // The cipher was bound when the context was made: passing nil keeps its provider
-        // state and only loads the new key and nonce.
-        guard EVP_EncryptInit_ex2(context, nil, bytes(key), bytes(nonce), nil) == 1,
-              plaintext.isEmpty
+        guard plaintext.isEmpty
                 || EVP_EncryptUpdate(context, output, &written, bytes(plaintext), Int32(plaintext.count)) == 1,
               EVP_EncryptFinal_ex(context, output + Int(written), &finalWritten) == 1,
               Int(written + finalWritten) == plaintext.count,
               pushd_gcm_get_tag(context, tag.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(tagLength)) == 1
         else { throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-GCM encryption failed")) }
-        succeeded = true
     }
 
     /// Decrypts and verifies. The plaintext is returned only after the tag has been
@@ -77,54 +76,7 @@ enum AESGCM {
         return plaintext
     }
 
-    /// Encryption contexts already bound to the cipher, reused across messages: making one
-    /// allocates provider state, which would otherwise be paid on every envelope.
-    private static let encryptionContexts = CipherContextPool()
-
-    /// A pool of `EVP_CIPHER_CTX`s initialised for AES-256-GCM encryption.
-    final class CipherContextPool: Sendable {
-        private let idle = Mutex<[CipherContext]>([])
-        private static let maximumIdle = 64
-
-        func take() throws(SealError) -> CipherContext {
-            if let context = idle.withLock({ $0.popLast() }) { return context }
-            guard let cipher, let pointer = EVP_CIPHER_CTX_new() else {
-                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
-            }
-            guard EVP_EncryptInit_ex2(pointer, cipher, nil, nil, nil) == 1 else {
-                EVP_CIPHER_CTX_free(pointer)
-                throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
-            }
-            return CipherContext(pointer: pointer)
-        }
-
-        /// An all-zero key, loaded into every context before it is pooled.
-        private static let blankKey = [UInt8](repeating: 0, count: AESGCM.keyLength)
-
-        /// Returns a context for reuse, or frees it after a failure or when the pool is full.
-        /// A pooled context first gets the all-zero key loaded, so that no message's key
-        /// schedule (from which its content key follows) stays in memory after sealing;
-        /// `EVP_CIPHER_CTX_free` cleanses the ones that are not kept.
-        func giveBack(_ context: CipherContext, reusable: Bool) {
-            let blanked = reusable && Self.blankKey.withUnsafeBufferPointer {
-                EVP_EncryptInit_ex2(context.pointer, nil, $0.baseAddress, nil, nil) == 1
-            }
-            let kept = blanked && idle.withLock { idle -> Bool in
-                guard idle.count < Self.maximumIdle else { return false }
-                idle.append(context)
-                return true
-            }
-            if !kept { EVP_CIPHER_CTX_free(context.pointer) }
-        }
-    }
-
-    /// An `EVP_CIPHER_CTX`. `@unchecked Sendable` is safe for the same reason as
-    /// `OAEPContext`: the pool hands each context to one thread at a time, exclusively.
-    struct CipherContext: @unchecked Sendable {  // safe: see the proof above
-        let pointer: OpaquePointer
-    }
-
-    private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+    static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
         buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
     }
 }

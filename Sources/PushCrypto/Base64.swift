@@ -3,9 +3,10 @@ import Foundation
 /// Standard base64 (RFC 4648 §4, with padding), the encoding of every envelope field.
 ///
 /// Encoding runs once per field of every envelope, on the hot path, so it writes straight
-/// into the destination and emits two characters per table lookup (a 4096-entry table of
-/// character pairs indexed by 12 bits): about twice as fast as OpenSSL's `EVP_EncodeBlock`,
-/// which mattered for keeping an envelope within 10% of its one RSA operation.
+/// into the destination, reads 8 bytes at a time and emits two characters per table lookup
+/// (a 4096-entry table of character pairs indexed by 12 bits): about twice as fast as
+/// OpenSSL's `EVP_EncodeBlock`, which mattered for keeping an envelope within 10% of its one
+/// RSA operation.
 public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -40,23 +41,27 @@ public enum Base64 {
         let wholeGroups = input.count / 3
         pairs.withUnsafeBufferPointer { pairs in
             guard let table = pairs.baseAddress else { return }
-            var group = 0
-            // Two groups (6 bytes → 8 characters) per iteration, one 64-bit store.
-            while group + 2 <= wholeGroups {
-                let at = bytes + 3 * group
-                let high = UInt32(at[0]) << 16 | UInt32(at[1]) << 8 | UInt32(at[2])
-                let low = UInt32(at[3]) << 16 | UInt32(at[4]) << 8 | UInt32(at[5])
-                let packed = UInt64(table[Int(high >> 12)]) | UInt64(table[Int(high & 0xFFF)]) << 16
-                    | UInt64(table[Int(low >> 12)]) << 32 | UInt64(table[Int(low & 0xFFF)]) << 48
-                (destination + 4 * group).storeBytes(of: packed.littleEndian, as: UInt64.self)
-                group += 2
+            /// The four characters of the 3 bytes at the top of `word` (bits 63...40).
+            @inline(__always) func characters(_ word: UInt64) -> UInt64 {
+                UInt64(table[Int(truncatingIfNeeded: word &>> 52)])
+                    | UInt64(table[Int(truncatingIfNeeded: word &>> 40 & 0xFFF)]) << 16
             }
-            if group < wholeGroups {
-                let at = bytes + 3 * group
-                let value = UInt32(at[0]) << 16 | UInt32(at[1]) << 8 | UInt32(at[2])
+            var group = 0
+            // Four groups (12 bytes → 16 characters) per iteration: two 8-byte loads, of
+            // which 6 bytes each are used (hence the bound), two 8-byte stores.
+            while 3 * group + 14 <= input.count {
+                let first = UInt64(bigEndian: (source + 3 * group).loadUnaligned(as: UInt64.self))
+                let second = UInt64(bigEndian: (source + 3 * group + 6).loadUnaligned(as: UInt64.self))
                 let out = destination + 4 * group
-                out.storeBytes(of: table[Int(value >> 12)].littleEndian, as: UInt16.self)
-                (out + 2).storeBytes(of: table[Int(value & 0xFFF)].littleEndian, as: UInt16.self)
+                out.storeBytes(of: (characters(first) | characters(first &<< 24) << 32).littleEndian, as: UInt64.self)
+                (out + 8).storeBytes(of: (characters(second) | characters(second &<< 24) << 32).littleEndian, as: UInt64.self)
+                group += 4
+            }
+            while group < wholeGroups {
+                let at = bytes + 3 * group
+                let word = UInt64(at[0]) << 56 | UInt64(at[1]) << 48 | UInt64(at[2]) << 40
+                (destination + 4 * group).storeBytes(of: UInt32(truncatingIfNeeded: characters(word)).littleEndian, as: UInt32.self)
+                group += 1
             }
         }
         let remaining = input.count - 3 * wholeGroups

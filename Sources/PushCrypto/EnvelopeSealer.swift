@@ -2,8 +2,8 @@ import COpenSSL
 import Foundation
 
 /// Seals plaintext for one device: a fresh random AES-256 key and 12-byte nonce from
-/// OpenSSL's CSPRNG for every call, AES-256-GCM for the content, RSA-OAEP-SHA1 to wrap the
-/// key. Stateless, so any number of tasks may seal at once.
+/// OpenSSL's CSPRNG for every call (through a pooled `SealingContext`), AES-256-GCM for the
+/// content, RSA-OAEP-SHA1 to wrap the key. Stateless, so any number of tasks may seal at once.
 ///
 /// `sealJSON` is the hot path (the worker embeds the JSON in a push payload): it encrypts
 /// into scratch memory and base64-encodes straight into the result, one allocation in all.
@@ -66,12 +66,14 @@ public enum EnvelopeSealer {
         let tag = region(keyLength + nonceLength, tagLength)
         let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
         let cipherText = region(size - plaintext.count, plaintext.count)
-        // Key and nonce come from one CSPRNG call.
-        guard RAND_bytes(scratch.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyLength + nonceLength)) == 1
-        else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
-        try AESGCM.seal(
-            plaintext, key: UnsafeRawBufferPointer(key), nonce: UnsafeRawBufferPointer(nonce),
-            cipherText: cipherText, tag: tag)
+        let context = try SealingContext.pool.take()
+        var sealed = false
+        do {
+            defer { SealingContext.pool.giveBack(context, reusable: sealed) }
+            try context.begin(keyAndNonce: region(0, keyLength + nonceLength))
+            try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
+            sealed = true
+        }
         try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
         return body(EnvelopeParts(
             encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),
@@ -94,27 +96,41 @@ struct EnvelopeParts {
         let capacity = 60 + Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
             + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count) + (kid?.utf8.count ?? 0)
         return String(unsafeUninitializedCapacity: capacity) { buffer in
-            let output = UnsafeMutableRawBufferPointer(buffer)
-            var cursor = 0
-            func append(_ text: UnsafeRawBufferPointer) {
-                UnsafeMutableRawBufferPointer(rebasing: output[cursor..<cursor + text.count]).copyMemory(from: text)
-                cursor += text.count
-            }
-            func append(_ name: StaticString, _ bytes: UnsafeRawBufferPointer) {
-                name.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
-                cursor += Base64.encode(bytes, into: UnsafeMutableRawBufferPointer(rebasing: output[cursor...]))
-            }
-            append("{\"encrypted_key\":\"", encryptedKey)
-            append("\",\"cipher_text\":\"", cipherText)
-            append("\",\"nonce\":\"", nonce)
-            append("\",\"tag\":\"", tag)
-            output[cursor] = UInt8(ascii: "\"")
-            cursor += 1
+            var writer = Writer(output: UnsafeMutableRawBufferPointer(buffer))
+            writer.append("{\"encrypted_key\":\"", base64: encryptedKey)
+            writer.append("\",\"cipher_text\":\"", base64: cipherText)
+            writer.append("\",\"nonce\":\"", base64: nonce)
+            writer.append("\",\"tag\":\"", base64: tag)
+            writer.append("\"")
             if var kid {
-                kid.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+                kid.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
             }
-            output[cursor] = UInt8(ascii: "}")
-            return cursor + 1
+            writer.append("}")
+            return writer.cursor
+        }
+    }
+
+    /// Appends to a buffer sized in advance. A struct with mutating methods rather than
+    /// local functions that capture the cursor: the compiler checked each access to such a
+    /// captured variable at run time (`swift_beginAccess`), which cost more than the
+    /// copying it guarded.
+    private struct Writer {
+        let output: UnsafeMutableRawBufferPointer
+        var cursor = 0
+
+        mutating func append(_ text: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: output[cursor..<cursor + text.count]).copyMemory(from: text)
+            cursor += text.count
+        }
+
+        mutating func append(_ text: StaticString) {
+            // `withUTF8Buffer`, not `utf8Start`: a one-character literal is stored as a scalar.
+            text.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+        }
+
+        mutating func append(_ name: StaticString, base64 bytes: UnsafeRawBufferPointer) {
+            append(name)
+            cursor += Base64.encode(bytes, into: UnsafeMutableRawBufferPointer(rebasing: output[cursor...]))
         }
     }
 }

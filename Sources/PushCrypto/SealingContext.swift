@@ -1,0 +1,115 @@
+import COpenSSL
+import Synchronization
+
+/// What sealing one envelope needs besides the recipient's key, reused across envelopes:
+/// an `EVP_CIPHER_CTX` already bound to AES-256-GCM (making one allocates provider state)
+/// and a `RandomReserve` for the content key and nonce.
+///
+/// A pooled context is never left holding the key of an envelope already sealed. When it
+/// is given back, it is loaded at once with the key and nonce of the *next* envelope it
+/// will seal (drawn now, set aside on the reserve's page), so that sealing starts with the
+/// context ready; where there is no reserve, it gets the all-zero key instead.
+///
+/// Why loading the next key is equivalent to loading the all-zero key: what blanking
+/// guarantees is that no sealed envelope's key (or its key schedule, from which the key
+/// follows) survives the envelope; here too the sealed key's schedule is overwritten before
+/// the context is pooled, and the copies of the key are wiped (scratch by the sealer, the
+/// set-aside slot when taken). What the context holds instead is a key no envelope has used
+/// yet, which is the exposure `RandomReserve` already argues is none (future output the DRBG
+/// state in the same memory determines), and it is never used twice: `begin` takes the
+/// set-aside draw once, and whenever it cannot (new context, forked child, older than the
+/// reserve's limit) draws a new one and loads it over the old. It saves the second key
+/// setup per envelope (a provider round trip, the AES key expansion and the GHASH table).
+///
+/// `@unchecked Sendable` is safe for the same reason as `OAEPContext`: `Pool` hands each
+/// context to one thread at a time, exclusively (popped under its lock, pushed back under
+/// it), and nothing else keeps a reference while it is out.
+final class SealingContext: @unchecked Sendable {  // safe: see the proof above
+    let cipher: OpaquePointer
+    /// Nil where the system cannot make the reserve safe (see `RandomReserve.make`).
+    private let reserve: RandomReserve?
+
+    private init(cipher: OpaquePointer, reserve: RandomReserve?) {
+        self.cipher = cipher
+        self.reserve = reserve
+    }
+
+    /// A new context bound to AES-256-GCM, holding no key yet.
+    static func make(reserve: RandomReserve?) throws(SealError) -> SealingContext {
+        guard let cipher = AESGCM.cipher, let pointer = EVP_CIPHER_CTX_new() else {
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
+        }
+        guard EVP_EncryptInit_ex2(pointer, cipher, nil, nil, nil) == 1 else {
+            EVP_CIPHER_CTX_free(pointer)
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
+        }
+        return SealingContext(cipher: pointer, reserve: reserve)
+    }
+
+    deinit {
+        // Cleanses the provider state (key schedule included) before freeing it.
+        EVP_CIPHER_CTX_free(cipher)
+    }
+
+    /// Writes this envelope's fresh key ‖ nonce (`RandomReserve.drawLength` bytes) to
+    /// `keyAndNonce` and leaves `cipher` loaded with them, ready to encrypt.
+    func begin(keyAndNonce: UnsafeMutableRawBufferPointer) throws(SealError) {
+        if let reserve, reserve.takeSetAside(into: keyAndNonce) { return }
+        if let reserve {
+            try reserve.draw(into: keyAndNonce)
+        } else {
+            guard RAND_bytes(keyAndNonce.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyAndNonce.count)) == 1
+            else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
+        }
+        guard Self.load(UnsafeRawBufferPointer(keyAndNonce), into: cipher) else {
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM key setup failed"))
+        }
+    }
+
+    /// Replaces the key `cipher` holds (the sealed envelope's) before pooling: with the next
+    /// envelope's, set aside, or the all-zero key without a reserve. False if OpenSSL failed,
+    /// in which case the context must be dropped (`EVP_CIPHER_CTX_free` cleanses it).
+    func replaceKey() -> Bool {
+        let replaced: Bool
+        if let reserve {
+            let next = try? reserve.setAside()
+            replaced = next.map { Self.load($0, into: cipher) } ?? false
+        } else {
+            replaced = Self.blankKeyAndNonce.withUnsafeBytes { Self.load($0, into: cipher) }
+        }
+        // The failure is not the caller's to report (its envelope is sealed): clear it, so
+        // that it cannot be blamed on a later call on this thread.
+        if !replaced { OpenSSLErrorQueue.clear() }
+        return replaced
+    }
+
+    private static func load(_ keyAndNonce: UnsafeRawBufferPointer, into cipher: OpaquePointer) -> Bool {
+        AESGCM.load(
+            key: UnsafeRawBufferPointer(rebasing: keyAndNonce[..<AESGCM.keyLength]),
+            nonce: UnsafeRawBufferPointer(rebasing: keyAndNonce[AESGCM.keyLength...]), into: cipher)
+    }
+
+    /// An all-zero key and nonce, loaded into a context that has no reserve before pooling.
+    private static let blankKeyAndNonce = [UInt8](repeating: 0, count: RandomReserve.drawLength)
+
+    static let pool = Pool()
+
+    final class Pool: Sendable {
+        private let idle = Mutex<[SealingContext]>([])
+        private static let maximumIdle = 64
+
+        func take() throws(SealError) -> SealingContext {
+            if let context = idle.withLock({ $0.popLast() }) { return context }
+            return try SealingContext.make(reserve: RandomReserve.make())
+        }
+
+        /// Returns a context after sealing, its key replaced (see `SealingContext`), or drops
+        /// it after a failure or when the pool is full.
+        func giveBack(_ context: SealingContext, reusable: Bool) {
+            guard reusable, context.replaceKey() else { return }
+            idle.withLock { idle in
+                if idle.count < Self.maximumIdle { idle.append(context) }
+            }
+        }
+    }
+}
