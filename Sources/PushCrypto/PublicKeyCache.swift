@@ -25,12 +25,13 @@ public final class PublicKeyCache: Sendable {
 
     /// The parsed key for `text`, parsing it on first use.
     public func key(for text: String) throws(PublicKeyError) -> DevicePublicKey {
+        // One hash of the key text (hundreds of bytes) under the lock, not three: every
+        // delivery passes here, from every sealing thread at once.
         if let cached = state.withLock({ state -> Result<DevicePublicKey, PublicKeyError>? in
             state.clock += 1
-            let now = state.clock
-            guard state.entries[text] != nil else { return nil }
-            state.entries[text]?.lastUse = now
-            return state.entries[text]?.result
+            guard let index = state.entries.index(forKey: text) else { return nil }
+            state.entries.values[index].lastUse = state.clock
+            return state.entries.values[index].result
         }) {
             return try cached.get()
         }

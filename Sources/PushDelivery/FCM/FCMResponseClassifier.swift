@@ -7,11 +7,18 @@ enum FCMResponseClassifier {
     /// Google asks for at least a minute of backoff on project-wide quota errors.
     static let minimumQuotaBackoff: Duration = .seconds(60)
 
+    /// The body of a success: the message's resource name.
+    private struct Accepted: Decodable {
+        let name: String?
+    }
+
     static func classify(_ response: HTTPResponse, now: Date = Date()) -> DeliveryOutcome {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         if response.status == 200 {
-            return .delivered(id: object?["name"] as? String)
+            // Every delivered push lands here: a typed decode of the one field, not a
+            // `JSONSerialization` tree (2% of a worker's CPU while a backlog drained).
+            return .delivered(id: (try? JSONDecoder().decode(Accepted.self, from: Data(response.body)))?.name)
         }
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         let error = object?["error"] as? [String: Any]
         let details = error?["details"] as? [[String: Any]] ?? []
         let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"] as? String

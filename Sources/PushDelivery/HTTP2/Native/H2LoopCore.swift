@@ -59,7 +59,7 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     func accept(_ exchange: Exchange) {
         outstanding[exchange.id] = exchange
-        waiting[exchange.target.connectionKey, default: WaitingQueue()].append(exchange)
+        queue(for: exchange.target.connectionKey).append(exchange)
         nextDeadline = min(nextDeadline, exchange.deadline)
     }
 
@@ -140,29 +140,55 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     // MARK: - Scheduling
 
+    private func queue(for key: String) -> WaitingQueue {
+        if let queue = waiting[key] { return queue }
+        let queue = WaitingQueue()
+        waiting[key] = queue
+        return queue
+    }
+
     private func schedule(now: ContinuousClock.Instant) {
-        for key in Array(waiting.keys) {
-            guard var queue = waiting[key] else { continue }
-            defer { waiting[key] = queue.isEmpty ? nil : queue }
+        var emptied: [String] = []
+        for (key, queue) in waiting {
             let hosts = connections[key] ?? []
             while let next = queue.first {
                 if next.isFinished {
                     queue.removeFirst()
                     continue
                 }
-                guard let connection = hosts.first(where: \.hasRoom) else {
+                let connection = leastBusy(hosts)
+                if connection == nil || connection.map({ $0.streams.count >= spreadThreshold }) == true {
+                    // All full, or busy enough that another connection (up to the limit)
+                    // should share the load: one server process or TLS session per
+                    // connection caps what one connection carries.
                     let opening = hosts.contains { $0.state != .ready && $0.state != .closed }
                     let usable = hosts.count(where: { !$0.isDraining })
                     if !opening, usable < configuration.maximumConnectionsPerHost { open(for: next.target, now: now) }
-                    break
                 }
+                guard let connection else { break }
                 if connection.submit(next) {
                     next.connectionID = connection.id
                     queue.removeFirst()
                 }
             }
+            if queue.isEmpty { emptied.append(key) }
         }
+        for key in emptied where waiting[key]?.isEmpty == true { waiting[key] = nil }
     }
+
+    /// The ready connection with room and the fewest streams in flight.
+    private func leastBusy(_ hosts: [H2Connection]) -> H2Connection? {
+        var best: H2Connection?
+        for connection in hosts where connection.hasRoom {
+            if best.map({ connection.streams.count < $0.streams.count }) ?? true { best = connection }
+        }
+        return best
+    }
+
+    /// Streams on the least busy connection from which another one is opened (while the
+    /// host has fewer than `maximumConnectionsPerHost`): a quarter of a connection's
+    /// streams, so load spreads before any connection is full.
+    private var spreadThreshold: Int { max(1, configuration.maximumStreamsPerConnection / 4) }
 
     private func open(for target: RequestTarget, now: ContinuousClock.Instant) {
         let connection = H2Connection(
@@ -237,7 +263,7 @@ final class H2LoopCore: H2ConnectionDelegate {
             "streams": .int(remaining.count),
         ])
         for exchange in remaining { finish(exchange, with: .failure(error)) }
-        guard neverReady, (connections[connection.connectionKey] ?? []).isEmpty, var queue = waiting[connection.connectionKey]
+        guard neverReady, (connections[connection.connectionKey] ?? []).isEmpty, let queue = waiting[connection.connectionKey]
         else { return }
         while let next = queue.first {
             queue.removeFirst()
@@ -264,21 +290,23 @@ final class H2LoopCore: H2ConnectionDelegate {
     func connection(_ connection: H2Connection, refused exchange: Exchange) {
         guard !exchange.isFinished else { return }
         exchange.rewind()
-        waiting[exchange.target.connectionKey, default: WaitingQueue()].append(exchange)
+        queue(for: exchange.target.connectionKey).append(exchange)
     }
 }
 
 /// A FIFO of waiting requests: an array with a moving head, compacted when half is spent.
-struct WaitingQueue {
+/// A class, so that taking from it in place never copies the array (a struct kept in the
+/// dictionary and mutated through a copy duplicated the whole queue on every pass).
+final class WaitingQueue {
     private var items: [Exchange] = []
     private var head = 0
 
     var isEmpty: Bool { head == items.count }
     var first: Exchange? { head < items.count ? items[head] : nil }
 
-    mutating func append(_ exchange: Exchange) { items.append(exchange) }
+    func append(_ exchange: Exchange) { items.append(exchange) }
 
-    mutating func removeFirst() {
+    func removeFirst() {
         head += 1
         if head == items.count {
             items.removeAll(keepingCapacity: true)

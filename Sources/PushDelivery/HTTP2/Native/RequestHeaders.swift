@@ -4,57 +4,94 @@ import CNGHTTP2
 /// request's own headers with lower-cased names. Headers that HTTP/2 forbids (connection-
 /// specific ones) and `Expect` are left out; a POST gets `content-length`.
 ///
-/// All names and values go into one byte buffer and the `nghttp2_nv` entries point into
-/// it; `nghttp2_submit_request` copies the block, so it only lives for the call. Built for
-/// every push, so names are lower-cased byte by byte into that buffer, not as Strings.
+/// Built for every push, so it costs two temporary allocations and no Strings: names and
+/// values are copied (names lower-cased) into one byte buffer, the `nghttp2_nv` entries
+/// point into it, and `nghttp2_submit_request` copies the block before it is freed.
 enum RequestHeaders {
-    private static let forbidden: [[UInt8]] = [
-        "connection", "host", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "expect",
-    ].map { Array($0.utf8) }
-    private static let contentLength = Array("content-length".utf8)
-
     static func withNameValues<Result>(for exchange: Exchange, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Result) -> Result {
         let request = exchange.request
-        var storage: [UInt8] = []
-        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
-        ranges.reserveCapacity(request.headers.count + 5)
-        storage.reserveCapacity(128 + request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-
-        func add(_ name: some Collection<UInt8>, _ value: some Collection<UInt8>) {
-            let nameStart = storage.count
-            storage.append(contentsOf: name)
-            let valueStart = storage.count
-            storage.append(contentsOf: value)
-            ranges.append((nameStart..<valueStart, valueStart..<storage.count))
-        }
-        add(":method".utf8, request.method.rawValue.utf8)
-        add(":scheme".utf8, "https".utf8)
-        add(":authority".utf8, exchange.target.authority.utf8)
-        add(":path".utf8, exchange.target.path.utf8)
-        var hasLength = false
-        for header in request.headers {
-            let nameStart = storage.count
-            for byte in header.name.utf8 { storage.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte) }
-            let name = storage[nameStart...]
-            if forbidden.contains(where: { $0.elementsEqual(name) }) {
-                storage.removeSubrange(nameStart...)
-                continue
+        var capacity = 96 + exchange.target.authority.utf8.count + exchange.target.path.utf8.count
+        for header in request.headers { capacity += header.name.utf8.count + header.value.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: request.headers.count + 5) { fields in
+                var block = Block(storage: storage, fields: fields)
+                block.add(":method", request.method.rawValue, lowercasing: false)
+                block.add(":scheme", "https", lowercasing: false)
+                block.add(":authority", exchange.target.authority, lowercasing: false)
+                block.add(":path", exchange.target.path, lowercasing: false)
+                var hasLength = false
+                for header in request.headers {
+                    guard let name = block.add(header.name, header.value, lowercasing: true) else { continue }
+                    if name == .contentLength { hasLength = true }
+                }
+                if request.method == .post, !hasLength {
+                    block.add("content-length", String(request.body.count), lowercasing: false)
+                }
+                return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount]))
             }
-            if name.elementsEqual(contentLength) { hasLength = true }
-            let valueStart = storage.count
-            storage.append(contentsOf: header.value.utf8)
-            ranges.append((nameStart..<valueStart, valueStart..<storage.count))
         }
-        if request.method == .post, !hasLength { add(contentLength, String(request.body.count).utf8) }
+    }
 
-        return storage.withUnsafeMutableBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
-            let nameValues = ranges.map { range in
-                nghttp2_nv(
-                    name: base + range.name.lowerBound, value: base + range.value.lowerBound, namelen: range.name.count,
-                    valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+    /// The names that get special treatment.
+    enum Name {
+        case contentLength, other
+    }
+
+    /// Appends fields to the two buffers. A struct with mutating methods, so the compiler
+    /// needs no run-time exclusivity checks on the cursors.
+    private struct Block {
+        let storage: UnsafeMutableBufferPointer<UInt8>
+        let fields: UnsafeMutableBufferPointer<nghttp2_nv>
+        var used = 0
+        var fieldCount = 0
+
+        /// Appends one field; nil (and nothing appended) for a name HTTP/2 forbids.
+        @discardableResult
+        mutating func add(_ name: String, _ value: String, lowercasing: Bool) -> Name? {
+            var name = name
+            var value = value
+            guard let base = storage.baseAddress else { return nil }
+            let nameStart = used
+            let kept = name.withUTF8 { bytes -> Bool in
+                for byte in bytes {
+                    storage[used] = lowercasing && byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte
+                    used += 1
+                }
+                return !RequestHeaders.isForbidden(UnsafeBufferPointer(rebasing: storage[nameStart..<used]))
             }
-            return nameValues.withUnsafeBufferPointer(body)
+            guard kept else {
+                used = nameStart
+                return nil
+            }
+            let valueStart = used
+            value.withUTF8 { bytes in
+                _ = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count]).update(fromContentsOf: bytes)
+                used += bytes.count
+            }
+            fields[fieldCount] = nghttp2_nv(
+                name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
+                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            fieldCount += 1
+            return RequestHeaders.equals(UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart]), "content-length")
+                ? .contentLength : .other
         }
+    }
+
+    /// Connection-specific headers (RFC 9113 §8.2.2), `host` (`:authority` says it) and
+    /// `expect` (no interim responses here), compared on lower-cased bytes.
+    static func isForbidden(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 4: equals(name, "host")
+        case 6: equals(name, "expect")
+        case 7: equals(name, "upgrade")
+        case 10: equals(name, "connection") || equals(name, "keep-alive")
+        case 16: equals(name, "proxy-connection")
+        case 17: equals(name, "transfer-encoding")
+        default: false
+        }
+    }
+
+    static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { bytes.elementsEqual($0) }
     }
 }
