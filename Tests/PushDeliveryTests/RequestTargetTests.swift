@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushDelivery
+import CNGHTTP2
 
 /// The native engine's URL parsing, checked against Foundation's reading of the same URLs,
 /// and the request headers it builds for nghttp2.
@@ -45,14 +46,17 @@ struct RequestTargetTests {
             method: .post, url: "https://127.0.0.1:8443/3/device/ab",
             headers: [("Authorization", "bearer x"), ("Connection", "keep-alive"), ("apns-topic", "com.example.app"),
                       ("Expect", "100-continue"), ("Host", "elsewhere")],
-            body: Array("{}".utf8))
+            body: Array("{}".utf8), uniqueHeaderNames: [":path", "apns-topic"])
         let exchange = Exchange(id: 1, request: request, target: try RequestTarget(url: request.url), now: .now)
         let fields = RequestHeaders.withNameValues(for: exchange) { block in
             block.map { field in
                 (String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
-                 String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self))
+                 String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self),
+                 field.flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
             }
         }
+        // Values new on every request stay out of the HPACK table; the rest may enter it.
+        #expect(fields.filter(\.2).map(\.0) == [":path", "apns-topic"])
         #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "authorization", "apns-topic", "content-length"])
         #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "bearer x", "com.example.app", "2"])
     }

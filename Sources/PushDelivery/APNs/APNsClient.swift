@@ -96,7 +96,7 @@ public final class APNsClient: Service {
     private func attempt(_ notification: APNsNotification, url: String, token: String) async -> Attempt {
         let request = HTTPRequest(
             url: url, headers: notification.headers(bearer: token), body: notification.payload,
-            timeout: configuration.requestTimeout)
+            timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames)
         return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
     }
 

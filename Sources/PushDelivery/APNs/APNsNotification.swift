@@ -94,6 +94,9 @@ public struct APNsNotification: Sendable {
         return nil
     }
 
+    /// The headers whose values are new on every push: the device path and our apns-id.
+    static let uniqueHeaderNames = [":path", "apns-id"]
+
     /// The request headers, in APNs's names.
     func headers(bearer token: String) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = [

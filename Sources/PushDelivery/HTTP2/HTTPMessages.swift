@@ -14,16 +14,22 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The whole exchange must finish within this time, connection set-up included.
     public var timeout: Duration
+    /// Header names (lower case, `:path` included) whose values differ on every request,
+    /// such as APNs's device path and `apns-id`. HTTP/2 sends them without adding them to
+    /// the HPACK table (RFC 7541 §7.1.3), where each would push out a value that repeats —
+    /// the provider token first, which then travels in full again.
+    public var uniqueHeaderNames: [String]
 
     public init(
         method: Method = .post, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30), uniqueHeaderNames: [String] = []
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.uniqueHeaderNames = uniqueHeaderNames
     }
 }
 

@@ -14,7 +14,7 @@ enum RequestHeaders {
         for header in request.headers { capacity += header.name.utf8.count + header.value.utf8.count }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
             withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: request.headers.count + 5) { fields in
-                var block = Block(storage: storage, fields: fields)
+                var block = Block(storage: storage, fields: fields, unique: request.uniqueHeaderNames)
                 block.add(":method", request.method.rawValue, lowercasing: false)
                 block.add(":scheme", "https", lowercasing: false)
                 block.add(":authority", exchange.target.authority, lowercasing: false)
@@ -42,6 +42,7 @@ enum RequestHeaders {
     private struct Block {
         let storage: UnsafeMutableBufferPointer<UInt8>
         let fields: UnsafeMutableBufferPointer<nghttp2_nv>
+        let unique: [String]
         var used = 0
         var fieldCount = 0
 
@@ -68,9 +69,11 @@ enum RequestHeaders {
                 _ = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count]).update(fromContentsOf: bytes)
                 used += bytes.count
             }
+            let storedName = UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart])
+            let indexed = !unique.contains { $0.utf8.elementsEqual(storedName) }
             fields[fieldCount] = nghttp2_nv(
                 name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
-                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                flags: UInt8(indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
             fieldCount += 1
             return RequestHeaders.equals(UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart]), "content-length")
                 ? .contentLength : .other
