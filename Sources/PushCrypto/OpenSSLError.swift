@@ -4,9 +4,10 @@ import COpenSSL
 ///
 /// OpenSSL reports failures by pushing entries on a per-thread queue. Every failing call
 /// site drains it, so a stale entry can never be blamed on a later, unrelated call.
-enum OpenSSLErrorQueue {
+/// Public for the other module that calls OpenSSL directly (PushDelivery's TLS).
+public enum OpenSSLErrorQueue {
     /// The queued errors as one line (most recent last), or `fallback` when the queue is empty.
-    static func drain(or fallback: String) -> String {
+    public static func drain(or fallback: String) -> String {
         var messages: [String] = []
         while true {
             let code = ERR_get_error()
@@ -19,7 +20,7 @@ enum OpenSSLErrorQueue {
     }
 
     /// Discards queued errors from an expected failure (e.g. a probe of one key format).
-    static func clear() {
+    public static func clear() {
         ERR_clear_error()
     }
 }

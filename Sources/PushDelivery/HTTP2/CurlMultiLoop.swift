@@ -23,22 +23,10 @@ final class CurlMultiLoop: Sendable {
         var http2PriorKnowledge: Bool
     }
 
-    private struct Inbox {
-        var started: [Transfer] = []
-        var cancelled: [UInt64] = []
-        var stopping = false
-        var thread = ThreadState.notStarted
-    }
-
-    /// Who owns the multi handle. Only `.running` may be woken: the handle is freed by
-    /// whoever moves the state to `.neverStarted` or `.exited`, under the lock, before freeing,
-    /// and every `curl_multi_wakeup` happens under the same lock, so none can reach a freed
-    /// handle.
-    private enum ThreadState {
-        case notStarted, running, neverStarted, exited
-    }
-
-    private let inbox = Mutex(Inbox())
+    /// Only a `.running` loop may be woken: the multi handle is freed by whoever moves the
+    /// state to `.neverStarted` or `.exited`, under the lock, before freeing, and every
+    /// `curl_multi_wakeup` happens under the same lock, so none can reach a freed handle.
+    private let inbox = Mutex(LoopInbox<Transfer>())
     /// The multi handle. Written once in `init`, then used only by the loop thread (and by
     /// `curl_multi_wakeup`, which is thread-safe).
     private let multi: MultiHandle
@@ -65,12 +53,7 @@ final class CurlMultiLoop: Sendable {
 
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
     func start() {
-        let starting = inbox.withLock { inbox -> Bool in
-            guard case .notStarted = inbox.thread, !inbox.stopping else { return false }
-            inbox.thread = .running
-            return true
-        }
-        guard starting else { return }
+        guard inbox.withLock({ $0.claimThread() }) else { return }
         let thread = Thread { [self] in run() }
         thread.name = "pushd-http2"
         thread.start()
@@ -96,22 +79,17 @@ final class CurlMultiLoop: Sendable {
         }
     }
 
-    /// Called with the inbox locked (see `ThreadState`).
-    private func wakeIfRunning(_ inbox: Inbox) {
-        if case .running = inbox.thread { curl_multi_wakeup(multi.pointer) }
+    /// Called with the inbox locked (see `inbox`).
+    private func wakeIfRunning(_ inbox: LoopInbox<Transfer>) {
+        if inbox.isRunning { curl_multi_wakeup(multi.pointer) }
     }
 
     /// Takes no new transfers; the loop exits once those in flight are done.
     func stop() {
         let waiting = inbox.withLock { inbox -> [Transfer]? in
-            inbox.stopping = true
-            guard case .notStarted = inbox.thread else {
-                wakeIfRunning(inbox)
-                return nil
-            }
-            inbox.thread = .neverStarted
-            defer { inbox.started.removeAll() }
-            return inbox.started
+            let waiting = inbox.stop()
+            wakeIfRunning(inbox)
+            return waiting
         }
         guard let waiting else { return }
         // No thread will ever own the handle: release it here, once.
@@ -131,13 +109,7 @@ final class CurlMultiLoop: Sendable {
         var active: [UInt64: Transfer] = [:]
         var idleHandles: [UnsafeMutableRawPointer] = []
         while true {
-            let (started, cancelled, stopping) = inbox.withLock { inbox in
-                defer {
-                    inbox.started.removeAll()
-                    inbox.cancelled.removeAll()
-                }
-                return (inbox.started, inbox.cancelled, inbox.stopping)
-            }
+            let (started, cancelled, stopping) = inbox.withLock { $0.take() }
             for transfer in started {
                 if start(transfer, reusing: idleHandles.popLast()) { active[transfer.id] = transfer }
             }

@@ -1,6 +1,7 @@
 import CNGHTTP2
 import COpenSSL
 import Foundation
+import PushCrypto
 
 /// What a connection reports to its loop. Called on the loop thread, from inside the
 /// connection's own calls (nghttp2 callbacks included).
@@ -188,7 +189,7 @@ final class H2Connection {
                     return .tlsVerificationFailed(
                         "\(host): \(String(cString: X509_verify_cert_error_string(verify)))")
                 }
-                return .connectionFailed("TLS handshake with \(host):\(port) failed: \(TLSClientContext.drainErrors())")
+                return .connectionFailed("TLS handshake with \(host):\(port) failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }
         }
         wantsWrite = false
@@ -299,7 +300,7 @@ final class H2Connection {
                 let reason = errno == 0 ? "end of stream" : String(cString: strerror(errno))
                 return .connectionFailed("connection to \(host) lost: \(reason)")
             default:
-                return .connectionFailed("TLS error from \(host): \(TLSClientContext.drainErrors())")
+                return .connectionFailed("TLS error from \(host): \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }
         }
     }
@@ -345,7 +346,7 @@ final class H2Connection {
                 let reason = errno == 0 ? "end of stream" : String(cString: strerror(errno))
                 return .connectionFailed("connection to \(host) lost while writing: \(reason)")
             default:
-                return .connectionFailed("TLS error towards \(host): \(TLSClientContext.drainErrors())")
+                return .connectionFailed("TLS error towards \(host): \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }
         }
     }

@@ -111,7 +111,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     func pollTimeoutMilliseconds(now: ContinuousClock.Instant) -> Int32 {
         let wait = min(nextDeadline - now, .seconds(1))
         guard wait > .zero else { return 0 }
-        return Int32(clamping: wait.components.seconds * 1000 + (wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        return Int32(clamping: wait.milliseconds)
     }
 
     func handle(revents: Int16, connectionID: Int) {

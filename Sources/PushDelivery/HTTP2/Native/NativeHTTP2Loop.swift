@@ -21,17 +21,9 @@ final class NativeHTTP2Loop: Sendable {
     }
 
     private struct Inbox {
-        var started: [Exchange] = []
-        var cancelled: [UInt64] = []
+        var requests = LoopInbox<Exchange>()
+        /// Answers of background DNS lookups, by connection.
         var resolved: [(connectionID: Int, result: Result<[SocketAddress], HTTPClientError>)] = []
-        var stopping = false
-        var thread = ThreadState.notStarted
-    }
-
-    /// Whether a thread owns the connections: it never starts twice, and a loop stopped
-    /// before it started has nobody to fail its requests but `stop()`.
-    private enum ThreadState {
-        case notStarted, running, neverStarted, exited
     }
 
     private let inbox = Mutex(Inbox())
@@ -66,12 +58,7 @@ final class NativeHTTP2Loop: Sendable {
 
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
     func start() {
-        let starting = inbox.withLock { inbox -> Bool in
-            guard case .notStarted = inbox.thread, !inbox.stopping else { return false }
-            inbox.thread = .running
-            return true
-        }
-        guard starting else { return }
+        guard inbox.withLock({ $0.requests.claimThread() }) else { return }
         let thread = Thread { [self] in run() }
         thread.name = "pushd-h2"
         thread.start()
@@ -81,28 +68,22 @@ final class NativeHTTP2Loop: Sendable {
     /// since the loop last emptied the inbox wakes it.
     func submit(_ exchange: Exchange) -> Bool {
         let (accepted, first) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.stopping else { return (false, false) }
-            inbox.started.append(exchange)
-            return (true, inbox.started.count == 1)
+            guard !inbox.requests.stopping else { return (false, false) }
+            inbox.requests.started.append(exchange)
+            return (true, inbox.requests.started.count == 1)
         }
         if first { wake() }
         return accepted
     }
 
     func cancel(_ id: UInt64) {
-        inbox.withLock { $0.cancelled.append(id) }
+        inbox.withLock { $0.requests.cancelled.append(id) }
         wake()
     }
 
     /// Takes no new requests; the loop exits once those in flight are done.
     func stop() {
-        let waiting = inbox.withLock { inbox -> [Exchange]? in
-            inbox.stopping = true
-            guard case .notStarted = inbox.thread else { return nil }
-            inbox.thread = .neverStarted
-            defer { inbox.started.removeAll() }
-            return inbox.started
-        }
+        let waiting = inbox.withLock { $0.requests.stop() }
         guard let waiting else {
             wake()
             return
@@ -162,14 +143,9 @@ final class NativeHTTP2Loop: Sendable {
         var woken = true
         while true {
             if woken {
-                // Swapped out, not copied: the lock is held for four moves.
-                let (started, cancelled, resolved, stop) = inbox.withLock { inbox in
-                    defer {
-                        inbox.started = []
-                        inbox.cancelled = []
-                        inbox.resolved = []
-                    }
-                    return (inbox.started, inbox.cancelled, inbox.resolved, inbox.stopping)
+                let ((started, cancelled, stop), resolved) = inbox.withLock { inbox in
+                    defer { inbox.resolved = [] }
+                    return (inbox.requests.take(), inbox.resolved)
                 }
                 stopping = stop
                 for exchange in started { core.accept(exchange) }
@@ -197,7 +173,7 @@ final class NativeHTTP2Loop: Sendable {
             }
         }
         core.closeAll()
-        inbox.withLock { $0.thread = .exited }
+        inbox.withLock { $0.requests.thread = .exited }
         finished.trigger()
     }
 
@@ -205,10 +181,9 @@ final class NativeHTTP2Loop: Sendable {
     private func failEverything(with error: HTTPClientError) {
         logger.error("http2 engine cannot start", ["error": .string(error.description)])
         let waiting = inbox.withLock { inbox -> [Exchange] in
-            inbox.stopping = true
-            inbox.thread = .exited
-            defer { inbox.started.removeAll() }
-            return inbox.started
+            inbox.requests.stopping = true
+            inbox.requests.thread = .exited
+            return inbox.requests.take().started
         }
         for exchange in waiting { exchange.complete(.failure(error)) }
         finished.trigger()

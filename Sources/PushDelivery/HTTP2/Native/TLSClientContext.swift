@@ -12,12 +12,12 @@ final class TLSClientContext {
 
     init(caFile: String?) throws(HTTPClientError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw .transport(code: -1, message: "SSL_CTX_new failed: \(Self.drainErrors())")
+            throw .transport(code: -1, message: "SSL_CTX_new failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
         pointer = context
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         guard pushd_ssl_ctx_require_tls12(context) == 1 else {
-            throw .transport(code: -1, message: "cannot require TLS 1.2: \(Self.drainErrors())")
+            throw .transport(code: -1, message: "cannot require TLS 1.2: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
         let loaded: Int32
         if let caFile {
@@ -26,13 +26,13 @@ final class TLSClientContext {
             loaded = SSL_CTX_set_default_verify_paths(context)
         }
         guard loaded == 1 else {
-            throw .tlsVerificationFailed("cannot load CA certificates\(caFile.map { " from \($0)" } ?? ""): \(Self.drainErrors())")
+            throw .tlsVerificationFailed("cannot load CA certificates\(caFile.map { " from \($0)" } ?? ""): \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
         // The wire format of ALPN: each protocol name prefixed by its length.
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         // Returns 0 on success, unlike most of OpenSSL.
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
-            throw .transport(code: -1, message: "cannot set ALPN: \(Self.drainErrors())")
+            throw .transport(code: -1, message: "cannot set ALPN: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
     }
 
@@ -43,7 +43,7 @@ final class TLSClientContext {
     /// A new TLS session on `descriptor`, set to verify that the certificate names `host`
     /// (a DNS name or an IP literal) and to send `host` as SNI when it is a name.
     func makeSession(descriptor: Int32, host: String, hostIsAddress: Bool) throws(HTTPClientError) -> OpaquePointer {
-        guard let ssl = SSL_new(pointer) else { throw .transport(code: -1, message: "SSL_new failed: \(Self.drainErrors())") }
+        guard let ssl = SSL_new(pointer) else { throw .transport(code: -1, message: "SSL_new failed: \(OpenSSLErrorQueue.drain(or: "no detail"))") }
         var ok = SSL_set_fd(ssl, descriptor) == 1
         if hostIsAddress {
             ok = ok && X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1
@@ -52,23 +52,10 @@ final class TLSClientContext {
         }
         guard ok else {
             SSL_free(ssl)
-            throw .transport(code: -1, message: "cannot configure TLS for \(host): \(Self.drainErrors())")
+            throw .transport(code: -1, message: "cannot configure TLS for \(host): \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
         _ = pushd_ssl_enable_partial_writes(ssl)
         SSL_set_connect_state(ssl)
         return ssl
-    }
-
-    /// OpenSSL's queued errors as one line, the queue emptied.
-    static func drainErrors() -> String {
-        var parts: [String] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return parts.isEmpty ? "no detail" : parts.joined(separator: "; ")
     }
 }
