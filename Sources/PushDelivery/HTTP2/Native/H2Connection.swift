@@ -266,12 +266,6 @@ final class H2Connection {
         if let session { _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue) }
     }
 
-    /// Whether both sides are done with the session (after GOAWAYs), so it can be closed.
-    var isFinished: Bool {
-        guard let session else { return state == .closed }
-        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && outboundOffset == outbound.count
-    }
-
     // MARK: - Bytes
 
     /// Reads everything TLS has and feeds it to nghttp2, whose callbacks report each
@@ -389,18 +383,17 @@ final class H2Connection {
         streams[streamID]?.responseHeaders[name] = value
     }
 
-    /// Appends body bytes; false (the stream is then reset) past the response size limit.
-    func received(body: UnsafeBufferPointer<UInt8>, for streamID: Int32) -> Bool {
-        guard let exchange = streams[streamID] else { return true }
+    /// Appends body bytes; past the response size limit the stream is reset instead.
+    func received(body: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
+        guard let exchange = streams[streamID] else { return }
         guard exchange.responseBody.count + body.count <= Exchange.maximumResponseBytes else {
             exchange.resetReason = .transport(code: -1, message: "response larger than \(Exchange.maximumResponseBytes) bytes")
             if let session {
                 _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
             }
-            return false
+            return
         }
         exchange.responseBody.append(contentsOf: body)
-        return true
     }
 
     func closed(streamID: Int32, errorCode: UInt32) {

@@ -50,7 +50,7 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
 
 private let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
     guard let data, let connection = connection(userData) else { return 0 }
-    _ = connection.received(body: UnsafeBufferPointer(start: data, count: length), for: streamID)
+    connection.received(body: UnsafeBufferPointer(start: data, count: length), for: streamID)
     return 0
 }
 
