@@ -47,10 +47,26 @@ public struct ScratchDatabase: Sendable {
     }
 
     /// Drops the database, disconnecting whoever still uses it. Never throws: it runs on
-    /// failure paths, where the original error is the one worth reporting.
+    /// failure paths, where the original error is the one worth reporting. A refused drop
+    /// is tried again (a CI run once left one database behind with no trace of why), and a
+    /// drop that still fails is written to standard error, so the leftover check that
+    /// fails the run has a cause to show.
     public func drop() async {
-        try? await Self.withAdminPool(server) { admin in
-            _ = try await admin.query("DROP DATABASE IF EXISTS \(identifier: try SQLIdentifier(name)) WITH (FORCE)")
+        let attempts = 5
+        for attempt in 1...attempts {
+            do {
+                try await Self.withAdminPool(server) { admin in
+                    _ = try await admin.query("DROP DATABASE IF EXISTS \(identifier: try SQLIdentifier(name)) WITH (FORCE)")
+                }
+                return
+            } catch {
+                guard attempt < attempts else {
+                    FileHandle.standardError.write(Data("scratch database \(name) not dropped: \(error)\n".utf8))
+                    return
+                }
+                // Back-off between tries, not synchronisation: nothing else is awaited here.
+                try? await Task.sleep(for: .milliseconds(200 * attempt))
+            }
         }
     }
 
