@@ -105,7 +105,11 @@ public final class WorkerService: Service {
                 default: .producers
                 }
                 group.addTask { [all] in
-                    await withTaskGroup(of: Void.self) { jobs -> (any Error)? in
+                    // Discarding: a finished job's task (and the task-local stack its async
+                    // frames grew, about 22 KB) is freed at once. A plain task group keeps
+                    // every finished child until its result is read, so a worker's memory
+                    // grew with each job it handled until the consumer stopped.
+                    await withDiscardingTaskGroup { jobs -> (any Error)? in
                         var failure: (any Error)?
                         do {
                             for try await message in consumer {
@@ -116,7 +120,8 @@ public final class WorkerService: Service {
                             // One consumer failing stops the other: the service fails as a whole.
                             for other in all where other.consumerTag != consumer.consumerTag { await other.cancel() }
                         }
-                        await jobs.waitForAll()
+                        // Returning waits for the jobs in flight: a discarding group ends
+                        // only once all its children have.
                         return failure
                     }
                 }

@@ -38,6 +38,48 @@ struct NativeHTTP2EngineTests {
         #expect(stats["total_accepted"] as? Int == count)
     }
 
+    @Test("a burst of pushes spreads over at most maximumConnectionsPerHost connections")
+    func connectionLimitUnderBurst() async throws {
+        // Answers held 0.3 s ("5100" tokens): the pushes pile up in flight, and the loop meets
+        // many of them in one pass with a connection past the spread threshold (8 streams).
+        let emulator = try EmulatorProcess.start(arguments: ["--slow-delay", "0.3"])
+        let http = HTTP2Client.Configuration(maximumConnectionsPerHost: 2, maximumStreamsPerConnection: 32)
+        let client = try APNsClient(configuration: emulator.apnsConfiguration(http: http))
+        client.start()
+        let count = 600
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    await client.send(notification(EmulatorDeliveryTests.hexToken(prefix: "5100", unique: index))).label
+                }
+            }
+            var labels: [String] = []
+            for await label in group { labels.append(label) }
+            return labels
+        }
+        // Counted before shutdown: the client keeps its connections open while idle.
+        let port = try #require(URLComponents(string: emulator.url)?.port)
+        let open = try Self.establishedConnections(toPort: port)
+        await client.shutdown()
+        await emulator.stop()
+        #expect(outcomes.allSatisfy { $0 == "delivered" }, "\(Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count))")
+        // Before the fix a copy of the host's connections, taken once per pass, did not see
+        // the one just opened, and every request past the threshold opened another (6 here,
+        // 58 in a worker draining a backlog).
+        #expect(open <= 2, "\(open) connections open to the emulator")
+    }
+
+    /// Established TCP connections from this machine to `port` on 127.0.0.1 (the client
+    /// side of each: its remote port is the server's), read from `/proc/net/tcp`.
+    static func establishedConnections(toPort port: Int) throws -> Int {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let remote = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").dropFirst().count { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "01"
+        }
+    }
+
     @Test("a push that outlives its timeout fails as a timeout, and the connection keeps serving")
     func timeoutOnLiveConnection() async throws {
         let emulator = try EmulatorProcess.start(arguments: ["--slow-delay", "3"])

@@ -37,6 +37,8 @@ final class H2Connection {
     var isDraining = false
     /// When a PING was sent to check a connection whose request timed out; cleared by its ACK.
     var pingSentAt: ContinuousClock.Instant?
+    /// Whether the server's first SETTINGS frame (its stream limit) has arrived.
+    private(set) var serverSettingsReceived = false
     /// The POLLOUT the TLS layer waits for (a full socket buffer, or a handshake step).
     private var wantsWrite = false
 
@@ -83,9 +85,13 @@ final class H2Connection {
         state == .ready && !isDraining && streams.count < capacity
     }
 
-    /// Ours or the server's SETTINGS_MAX_CONCURRENT_STREAMS, whichever is lower.
+    /// Ours or the server's SETTINGS_MAX_CONCURRENT_STREAMS, whichever is lower; one stream
+    /// until the server's first SETTINGS frame has arrived. Until then nghttp2 assumes no
+    /// limit, and a burst sent into that gap meets a server limit it did not know: refused
+    /// streams, or (Python's h2 and others) the whole connection closed with a protocol error.
     var capacity: Int {
         guard let session else { return maximumStreams }
+        guard serverSettingsReceived else { return 1 }
         let remote = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
         return min(maximumStreams, Int(remote))
     }
@@ -418,6 +424,10 @@ final class H2Connection {
 
     func receivedPingAck() {
         pingSentAt = nil
+    }
+
+    func receivedSettings() {
+        serverSettingsReceived = true
     }
 
     /// Copies the next part of a request body into nghttp2's frame buffer.

@@ -150,12 +150,16 @@ final class H2LoopCore: H2ConnectionDelegate {
     private func schedule(now: ContinuousClock.Instant) {
         var emptied: [String] = []
         for (key, queue) in waiting {
-            let hosts = connections[key] ?? []
             while let next = queue.first {
                 if next.isFinished {
                     queue.removeFirst()
                     continue
                 }
+                // Read afresh for every request: a connection opened for an earlier one in
+                // this pass is "opening" and must stop the next from opening yet another.
+                // (A copy taken once per pass did not see it, and a burst of requests over
+                // the spread threshold opened a connection per request: 58 at once.)
+                let hosts = connections[key] ?? []
                 let connection = leastBusy(hosts)
                 if connection == nil || connection.map({ $0.streams.count >= spreadThreshold }) == true {
                     // All full, or busy enough that another connection (up to the limit)

@@ -66,6 +66,8 @@ private let onFrame: nghttp2_on_frame_recv_callback = { _, frame, userData in
         connection.receivedGoAway()
     case NGHTTP2_PING.rawValue where frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
         connection.receivedPingAck()
+    case NGHTTP2_SETTINGS.rawValue where frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+        connection.receivedSettings()
     default:
         break
     }
