@@ -27,6 +27,18 @@ public enum EnvelopeSealer {
         }
     }
 
+    /// Seals `plaintext` and returns the envelope JSON already written as a JSON string
+    /// value (quotes included, its own quotes escaped): what a push payload embeds as
+    /// `encrypted_data`, without making a `String` of it (which validates every byte) or
+    /// scanning it again to escape it.
+    public static func sealQuotedJSON(
+        _ plaintext: [UInt8], for recipient: DevicePublicKey, keyID: String? = nil
+    ) throws(SealError) -> QuotedEnvelopeJSON {
+        try withBytes(plaintext) { (bytes) throws(SealError) in
+            try sealParts(bytes, for: recipient) { parts in parts.quotedJSON(keyID: keyID) }
+        }
+    }
+
     /// Seals `plaintext` and returns the envelope's parts.
     public static func seal(
         _ plaintext: some ContiguousBytes, for recipient: DevicePublicKey, keyID: String? = nil
@@ -93,21 +105,61 @@ struct EnvelopeParts {
     /// needs no escaping.
     func json(keyID: String?) -> String {
         let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
-        let capacity = 60 + Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
-            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count) + (kid?.utf8.count ?? 0)
-        return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var writer = Writer(output: UnsafeMutableRawBufferPointer(buffer))
-            writer.append("{\"encrypted_key\":\"", base64: encryptedKey)
-            writer.append("\",\"cipher_text\":\"", base64: cipherText)
-            writer.append("\",\"nonce\":\"", base64: nonce)
-            writer.append("\",\"tag\":\"", base64: tag)
-            writer.append("\"")
-            if var kid {
-                kid.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
-            }
-            writer.append("}")
-            return writer.cursor
+        return String(unsafeUninitializedCapacity: capacity(kid: kid)) { buffer in
+            write(Self.plainNames, kid: kid, into: UnsafeMutableRawBufferPointer(buffer))
         }
+    }
+
+    /// The same JSON as a JSON string value: in quotes, with its quotes (and the key id's
+    /// escapes) escaped. The base64 fields need no escaping, so only the fixed field names
+    /// and the key id differ from `json`.
+    func quotedJSON(keyID: String?) -> QuotedEnvelopeJSON {
+        let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
+        // Quoting the key id's JSON again and dropping the outer quotes escapes it for use
+        // inside a string value.
+        let escapedKid = kid.map { String(JSONString.quote($0).dropFirst().dropLast()) }
+        let base64Length = Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
+            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count)
+        let textLength = Self.length(of: Self.plainNames) + base64Length + (kid?.utf8.count ?? 0)
+        let capacity = Self.length(of: Self.quotedNames) + base64Length + (escapedKid?.utf8.count ?? 0)
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            count = write(Self.quotedNames, kid: escapedKid, into: UnsafeMutableRawBufferPointer(buffer))
+        }
+        return QuotedEnvelopeJSON(bytes: bytes, textLength: textLength)
+    }
+
+    /// The text around the four base64 values, then the closing: as JSON, and as the same
+    /// JSON written inside a JSON string value.
+    private static let plainNames: [StaticString] = [
+        "{\"encrypted_key\":\"", "\",\"cipher_text\":\"", "\",\"nonce\":\"", "\",\"tag\":\"", "\"", "}",
+    ]
+    private static let quotedNames: [StaticString] = [
+        "\"{\\\"encrypted_key\\\":\\\"", "\\\",\\\"cipher_text\\\":\\\"", "\\\",\\\"nonce\\\":\\\"",
+        "\\\",\\\"tag\\\":\\\"", "\\\"", "}\"",
+    ]
+
+    private static func length(of names: [StaticString]) -> Int {
+        names.reduce(0) { $0 + $1.utf8CodeUnitCount }
+    }
+
+    private func capacity(kid: String?) -> Int {
+        Self.length(of: Self.plainNames) + Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
+            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count) + (kid?.utf8.count ?? 0)
+    }
+
+    /// Writes the envelope with `names` around its values; returns the bytes written.
+    private func write(_ names: [StaticString], kid: String?, into output: UnsafeMutableRawBufferPointer) -> Int {
+        var writer = Writer(output: output)
+        writer.append(names[0], base64: encryptedKey)
+        writer.append(names[1], base64: cipherText)
+        writer.append(names[2], base64: nonce)
+        writer.append(names[3], base64: tag)
+        writer.append(names[4])
+        if var kid {
+            kid.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+        }
+        writer.append(names[5])
+        return writer.cursor
     }
 
     /// Appends to a buffer sized in advance. A struct with mutating methods rather than
@@ -133,4 +185,12 @@ struct EnvelopeParts {
             cursor += Base64.encode(bytes, into: UnsafeMutableRawBufferPointer(rebasing: output[cursor...]))
         }
     }
+}
+
+/// An envelope's JSON as a JSON string value (`"{\"encrypted_key\":…}"`), ready to be
+/// spliced into a payload; `textLength` is the length of the JSON it encodes (what payload
+/// size limits count).
+public struct QuotedEnvelopeJSON: Sendable {
+    public let bytes: [UInt8]
+    public let textLength: Int
 }

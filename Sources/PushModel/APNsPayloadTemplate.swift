@@ -42,10 +42,19 @@ public struct APNsPayloadTemplate: Sendable {
     /// device without a key.
     public func payload(encryptedData: String?) throws(PayloadError) -> [UInt8] {
         guard let encryptedData else { return try checked(legacyPayload) }
+        var quoted: [UInt8] = []
+        quoted.reserveCapacity(encryptedData.utf8.count + 40)
+        JSONStringBytes.append(encryptedData, to: &quoted)
+        return try payload(quotedEncryptedData: quoted)
+    }
+
+    /// The payload for one device whose envelope JSON comes already written as a JSON
+    /// string value (quotes included): spliced in as it is (the worker's hot path).
+    public func payload(quotedEncryptedData: [UInt8]) throws(PayloadError) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(aps.utf8.count + encryptedData.utf8.count + 40 + trailer.utf8.count)
+        bytes.reserveCapacity(aps.utf8.count + quotedEncryptedData.count + trailer.utf8.count)
         bytes.append(contentsOf: aps.utf8)
-        JSONStringBytes.append(encryptedData, to: &bytes)
+        bytes.append(contentsOf: quotedEncryptedData)
         bytes.append(contentsOf: trailer.utf8)
         return try checked(bytes)
     }

@@ -47,9 +47,20 @@ public struct FCMMessageTemplate: Sendable {
     ///
     /// Written as bytes into one buffer sized up front: this runs once per Android device.
     public func body(token: String, encryptedData: String?) throws(PayloadError) -> [UInt8] {
+        guard let encryptedData else { return try body(token: token, quotedEncryptedData: nil, encryptedDataLength: 0) }
+        var quoted: [UInt8] = []
+        quoted.reserveCapacity(encryptedData.utf8.count + 40)
+        JSONText.appendQuoted(encryptedData, to: &quoted)
+        return try body(token: token, quotedEncryptedData: quoted, encryptedDataLength: encryptedData.utf8.count)
+    }
+
+    /// The request body for one device whose envelope JSON comes already written as a JSON
+    /// string value (quotes included), `encryptedDataLength` the length of the text it
+    /// encodes (what FCM's data limit counts). Spliced in as it is: the worker's hot path.
+    public func body(token: String, quotedEncryptedData: [UInt8]?, encryptedDataLength: Int) throws(PayloadError) -> [UInt8] {
         var dataSize = 0
         var json: [UInt8] = []
-        json.reserveCapacity(160 + token.utf8.count + (encryptedData?.utf8.count ?? 0) + sharedSize)
+        json.reserveCapacity(160 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedSize)
         func append(_ text: StaticString) { text.withUTF8Buffer { json.append(contentsOf: $0) } }
         append("{\"message\":{\"token\":")
         JSONText.appendQuoted(token, to: &json)
@@ -63,7 +74,12 @@ public struct FCMMessageTemplate: Sendable {
             JSONText.appendQuoted(value, to: &json)
             dataSize += key.utf8.count + value.utf8.count
         }
-        if let encryptedData { add("encrypted_data", encryptedData) }
+        if let quotedEncryptedData {
+            first = false
+            append("\"encrypted_data\":")
+            json.append(contentsOf: quotedEncryptedData)
+            dataSize += "encrypted_data".utf8.count + encryptedDataLength
+        }
         for (key, value) in sharedData { add(key, value) }
         append("},\"android\":")
         json.append(contentsOf: android.utf8)

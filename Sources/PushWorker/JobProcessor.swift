@@ -4,6 +4,7 @@ import PushDelivery
 import PushModel
 import PushRuntime
 import PushStore
+import Synchronization
 
 /// Delivers one accepted job: resolves its devices in one query, seals the content per
 /// device and sends, a bounded number at once. What to do next is the planner's business.
@@ -100,7 +101,10 @@ final class JobProcessor: Sendable {
     func deliverAll(
         _ devices: [Device], lane: NotificationJob.Lane = .urgent, _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome
     ) async -> [DeviceResult] {
-        await withTaskGroup(of: DeviceResult.self) { group in
+        // Discarding, with the results gathered as each ends: a finished device's task (and
+        // the stack its frames grew) is freed at once instead of when the batch ends.
+        let results = ResultCollector(capacity: devices.count)
+        await withDiscardingTaskGroup { group in
             for device in devices {
                 // Bounds the tasks alive at once, not only the requests: a 10,000-device job
                 // does not create 10,000 suspended tasks holding payloads.
@@ -118,23 +122,39 @@ final class JobProcessor: Sendable {
                         deliveryPermits.release()
                         if lane == .bulk { bulkDeliveryPermits.release() }
                     }
-                    return DeviceResult(device: device, outcome: await deliver(device))
+                    let result = DeviceResult(device: device, outcome: await deliver(device))
+                    results.add(result)
                 }
             }
-            var results: [DeviceResult] = []
-            results.reserveCapacity(devices.count)
-            for await result in group { results.append(result) }
-            return results
         }
+        return results.all
+    }
+
+    /// The results of a batch's device tasks, appended as each ends.
+    private final class ResultCollector: Sendable {
+        private let results: Mutex<[DeviceResult]>
+
+        init(capacity: Int) {
+            var results: [DeviceResult] = []
+            results.reserveCapacity(capacity)
+            self.results = Mutex(results)
+        }
+
+        func add(_ result: DeviceResult) { results.withLock { $0.append(result) } }
+        var all: [DeviceResult] { results.withLock { $0 } }
     }
 
     func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
         // Seal for this device (fallback only for a legacy device or a content-free job).
-        var envelope: String?
+        var envelope: QuotedEnvelopeJSON?
         if let publicKey = device.publicKey, let plaintext = context.plaintext {
             let key: DevicePublicKey
             do { key = try keys.key(for: publicKey) } catch { return .keyInvalid(error) }
-            do { envelope = try await seal(plaintext, for: key, keyID: device.keyID) } catch {
+            do {
+                envelope = try await sealing { () throws(SealError) in
+                    try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)
+                }
+            } catch {
                 return .sealingFailed("\(error)")
             }
         }
@@ -151,20 +171,29 @@ final class JobProcessor: Sendable {
     /// Sealing is CPU work: it runs on the cooperative pool, a bounded number at once, so a
     /// large job cannot starve everything else of threads.
     func seal(_ plaintext: [UInt8], for key: DevicePublicKey, keyID: String?) async throws -> String {
+        try await sealing { () throws(SealError) in try EnvelopeSealer.sealJSON(plaintext, for: key, keyID: keyID) }
+    }
+
+    /// Runs one sealing under an encryption permit, timed.
+    private func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }
         let started = ContinuousClock.now
-        let json = try EnvelopeSealer.sealJSON(plaintext, for: key, keyID: keyID)
+        let sealed = try seal()
         metrics.encryptionSeconds.observe(since: started)
-        return json
+        return sealed
     }
 
-    private func sendAPNs(_ device: Device, envelope: String?, context: JobContext) async -> DeliveryOutcome {
+    private func sendAPNs(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
         guard let client = router.apns(for: device.appID) else {
             return .configurationError(reason: "no APNs credentials configured for \(device.appID)", status: 0)
         }
         let payload: [UInt8]
-        do { payload = try context.apnsTemplate.payload(encryptedData: envelope) } catch {
+        do {
+            payload = try envelope.map { envelope throws(PayloadError) in
+                try context.apnsTemplate.payload(quotedEncryptedData: envelope.bytes)
+            } ?? context.apnsTemplate.payload(encryptedData: nil)
+        } catch {
             return .rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)
         }
         let notification = APNsNotification(
@@ -187,12 +216,15 @@ final class JobProcessor: Sendable {
         metrics.environmentsCorrected.increment(changed == true ? "corrected" : "unchanged")
     }
 
-    private func sendFCM(_ device: Device, envelope: String?, context: JobContext) async -> DeliveryOutcome {
+    private func sendFCM(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
         guard let client = router.fcm(for: device.appID) else {
             return .configurationError(reason: "no FCM credentials configured for \(device.appID)", status: 0)
         }
         let body: [UInt8]
-        do { body = try context.fcmTemplate.body(token: device.token, encryptedData: envelope) } catch {
+        do {
+            body = try context.fcmTemplate.body(
+                token: device.token, quotedEncryptedData: envelope?.bytes, encryptedDataLength: envelope?.textLength ?? 0)
+        } catch {
             return .rejected(reason: "PayloadTooLarge: \(error)", status: 413)
         }
         return await client.send(body: body)

@@ -47,6 +47,24 @@ struct EnvelopeTests {
         #expect(withKid?.count == 5)
     }
 
+    @Test("the quoted form is the envelope JSON as a JSON string value, its length that of the JSON",
+          arguments: [nil, "k\"1\\", "k\u{1}\n\t/é"])
+    func quotedJSON(keyID: String?) throws {
+        let plaintext = Array("{\"title\":\"hi\"}".utf8)
+        let quoted = try EnvelopeSealer.sealQuotedJSON(plaintext, for: try TestKeys.devicePublic, keyID: keyID)
+        let text = try #require(try JSONSerialization.jsonObject(with: Data(quoted.bytes), options: .fragmentsAllowed) as? String)
+        #expect(text.utf8.count == quoted.textLength)
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+        #expect(Set(fields.keys) == Set(["encrypted_key", "cipher_text", "nonce", "tag"] + (keyID == nil ? [] : ["kid"])))
+        #expect(fields["kid"] == keyID)
+        #expect(try TestKeys.device.open(json: Data(text.utf8)) == plaintext)
+        // Field for field what `sealJSON` writes, only quoted.
+        let plain = try EnvelopeSealer.sealJSON(plaintext, for: try TestKeys.devicePublic, keyID: keyID)
+        #expect(plain.utf8.count == text.utf8.count)
+        #expect(plain.replacingOccurrences(of: "\"[A-Za-z0-9+/=]{8,}\"", with: "B", options: .regularExpression)
+            == text.replacingOccurrences(of: "\"[A-Za-z0-9+/=]{8,}\"", with: "B", options: .regularExpression))
+    }
+
     @Test("every envelope has a fresh key and nonce")
     func freshness() throws {
         let publicKey = try TestKeys.devicePublic

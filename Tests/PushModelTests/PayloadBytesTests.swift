@@ -62,4 +62,26 @@ struct PayloadBytesTests {
         let alert = try #require((object["aps"] as? [String: Any])?["alert"] as? [String: Any])
         #expect(alert["title"] as? String == Self.trickyTitle)
     }
+
+    @Test("an envelope given already quoted is spliced in to exactly the bytes of the string path")
+    func quotedEnvelope() throws {
+        let envelope = #"{"encrypted_key":"AB+/","cipher_text":"Zm9v","kid":"k\"1"}"#
+        let quoted = Array(Self.quote(envelope).utf8)
+        let apns = APNsPayloadTemplate(job: try Self.job())
+        #expect(try apns.payload(quotedEncryptedData: quoted) == apns.payload(encryptedData: envelope))
+        let fcm = try FCMMessageTemplate(job: try Self.job(), priority: .normal, collapseKey: nil, ttlSeconds: nil)
+        #expect(try fcm.body(token: "t", quotedEncryptedData: quoted, encryptedDataLength: envelope.utf8.count)
+            == fcm.body(token: "t", encryptedData: envelope))
+        // FCM's data limit counts the text the value encodes, not its quoted form.
+        let large = String(repeating: "\"", count: 5000)
+        let largeQuoted = Array(Self.quote(large).utf8)
+        #expect(throws: PayloadError.self) { try fcm.body(token: "t", encryptedData: large) }
+        #expect(throws: PayloadError.self) {
+            try fcm.body(token: "t", quotedEncryptedData: largeQuoted, encryptedDataLength: large.utf8.count)
+        }
+        let fits = String(repeating: "\"", count: 1500)
+        #expect(throws: Never.self) {
+            try fcm.body(token: "t", quotedEncryptedData: Array(Self.quote(fits).utf8), encryptedDataLength: fits.utf8.count)
+        }
+    }
 }

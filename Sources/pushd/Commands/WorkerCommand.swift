@@ -22,6 +22,7 @@ enum WorkerCommand: Subcommand {
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
+        MallocArenas.capAtCoreCount()
         let parsed = try ParsedArguments(arguments, options: ["config"])
         let logger = Logger(label: "pushd.worker")
         let configuration: WorkerConfiguration

@@ -55,8 +55,11 @@ final class H2Connection {
     private let callbacks: H2SessionCallbacks
     unowned let delegate: any H2ConnectionDelegate
 
-    /// Stop pulling frames from nghttp2 above this many unsent bytes.
-    private static let outboundHighWater = 256 * 1024
+    /// Stop pulling frames from nghttp2 above this many unsent bytes. 64 KiB is four full
+    /// TLS records per write, which is what a write can take at once anyway; the buffer
+    /// keeps its capacity, so a larger mark is held per connection for good (with 256 KiB,
+    /// about 2 MiB of a worker's four connections).
+    private static let outboundHighWater = 64 * 1024
 
     init(
         id: Int, target: RequestTarget, connectTimeout: Duration, maximumStreams: Int, tls: TLSClientContext,
