@@ -30,6 +30,35 @@ enum CryptoBenchmark {
         StandardStreams.write(line: String(format: "  envelopes sealed (JSON), %d cores        : %10.0f envelopes/s", cores, envelopesAllCores))
         StandardStreams.write(line: String(format: "  ratio envelope / raw RSA (1 core)         : %10.3f (target >= 0.9)", ratio))
         StandardStreams.write(line: String(format: "  all-core scaling                          : %10.2fx", envelopesAllCores / envelopesOneCore))
+        let (keys, kibPerKey) = keyCacheCost(key, plaintext: plaintext)
+        StandardStreams.write(line: String(
+            format: "  key cache: %d distinct keys, each sealed for once: %.1f KiB resident per key", keys, kibPerKey))
+    }
+
+    /// What a worker's `PublicKeyCache` costs per device key it holds (the parsed key, its
+    /// pooled OAEP context, the registered text): resident memory before and after filling
+    /// a cache with `count` keys, each used once. The texts differ only in trailing
+    /// whitespace, so one generated key serves (each text is still parsed on its own).
+    private static func keyCacheCost(_ key: DevicePublicKey, plaintext: [UInt8], count: Int = 8192) -> (Int, Double) {
+        let pem = key.pem
+        let cache = PublicKeyCache(capacity: count)
+        let before = residentKiB()
+        for index in 0..<count {
+            var text = pem
+            for bit in 0..<13 { text += index & (1 << bit) == 0 ? " " : "\n" }
+            guard let parsed = try? cache.key(for: text) else { continue }
+            _ = sealOnce(plaintext, parsed)
+        }
+        let after = residentKiB()
+        return (cache.count, Double(after - before) / Double(max(1, cache.count)))
+    }
+
+    /// This process's resident memory now (`VmRSS`), in KiB.
+    private static func residentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     /// The all-core envelope rate alone, for `bench pipeline`'s crypto ceiling.

@@ -19,7 +19,9 @@ public final class PublicKeyCache: Sendable {
     private let state = Mutex(State())
     public let capacity: Int
 
-    public init(capacity: Int = 50_000) {
+    /// Each key held costs about 3.3 KiB resident (`pushd bench crypto` measures it), so
+    /// `capacity` is what bounds this cache's memory.
+    public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
     }
 

@@ -27,7 +27,7 @@ public struct WorkerAssembly: Sendable {
         let router = try makeRouter(configuration, logger: logger)
         let registry = DeviceRegistry(pool: pool)
         let processor = JobProcessor(
-            registry: registry, router: router, keys: PublicKeyCache(),
+            registry: registry, router: router, keys: PublicKeyCache(capacity: configuration.publicKeyCacheSize),
             limits: .init(
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
                 bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight,

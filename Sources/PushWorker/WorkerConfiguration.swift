@@ -46,6 +46,10 @@ public struct WorkerConfiguration: Sendable {
     public var bulkMaxInFlightDeliveries: Int?
     public static let defaultBulkMaxInFlight = 100
     public var maxInFlightDeliveries = 1000
+    /// Device keys kept parsed (least recently used dropped first). Each costs about
+    /// 3.3 KiB resident (the parsed key, its OAEP context, its text; `pushd bench crypto`),
+    /// so the default bounds the cache near 33 MiB; a miss costs one parse.
+    public var publicKeyCacheSize = 10_000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var databasePoolSize = 4
     public var metricsHost = "0.0.0.0"
@@ -100,6 +104,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.bulkMaxInFlightDeliveries = reader.int(
             "bulk_max_in_flight_deliveries", env: "PUSHD_BULK_MAX_IN_FLIGHT", range: 1...100_000)
         configuration.maxInFlightDeliveries = reader.int("max_in_flight_deliveries", env: "PUSHD_MAX_IN_FLIGHT", range: 1...100_000) ?? 1000
+        configuration.publicKeyCacheSize = reader.int(
+            "public_key_cache_size", env: "PUSHD_PUBLIC_KEY_CACHE_SIZE", range: 1...10_000_000) ?? 10_000
         configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
             ?? ProcessInfo.processInfo.activeProcessorCount
         configuration.databasePoolSize = reader.int("database_pool_size", env: "PUSHD_DATABASE_POOL_SIZE", range: 1...200) ?? 4
