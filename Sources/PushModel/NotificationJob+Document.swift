@@ -13,9 +13,13 @@ public struct JobDocument: Sendable, Equatable {
     public init(json: Data) throws(JobValidationError) {
         let root: JSONValue
         do {
-            root = try JSONDecoder().decode(JSONValue.self, from: json)
+            root = try JSONValue.parse(json)
         } catch {
-            throw JobValidationError("", "not valid JSON")
+            // What the parser refuses goes to `JSONDecoder`, which read jobs before it: a
+            // text refused by both is not JSON, and none is refused that was read before.
+            do { root = try JSONDecoder().decode(JSONValue.self, from: json) } catch {
+                throw JobValidationError("", "not valid JSON")
+            }
         }
         job = try NotificationJob(reading: FieldReader(root, path: ""))
         try job.checkSealedSize()
