@@ -118,14 +118,12 @@ struct EnvelopeParts {
         // Quoting the key id's JSON again and dropping the outer quotes escapes it for use
         // inside a string value.
         let escapedKid = kid.map { String(JSONString.quote($0).dropFirst().dropLast()) }
-        let base64Length = Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
-            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count)
-        let textLength = Self.length(of: Self.plainNames) + base64Length + (kid?.utf8.count ?? 0)
-        let capacity = Self.length(of: Self.quotedNames) + base64Length + (escapedKid?.utf8.count ?? 0)
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+        let quotedLength = Self.length(of: Self.quotedNames) + base64Length + (escapedKid?.utf8.count ?? 0)
+        let bytes = [UInt8](unsafeUninitializedCapacity: quotedLength) { buffer, count in
             count = write(Self.quotedNames, kid: escapedKid, into: UnsafeMutableRawBufferPointer(buffer))
         }
-        return QuotedEnvelopeJSON(bytes: bytes, textLength: textLength)
+        // The JSON it encodes is exactly what `json` writes.
+        return QuotedEnvelopeJSON(bytes: bytes, textLength: capacity(kid: kid))
     }
 
     /// The text around the four base64 values, then the closing: as JSON, and as the same
@@ -142,9 +140,14 @@ struct EnvelopeParts {
         names.reduce(0) { $0 + $1.utf8CodeUnitCount }
     }
 
+    /// The length of `json`'s output: exact, so it also sizes that buffer.
     private func capacity(kid: String?) -> Int {
-        Self.length(of: Self.plainNames) + Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
-            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count) + (kid?.utf8.count ?? 0)
+        Self.length(of: Self.plainNames) + base64Length + (kid?.utf8.count ?? 0)
+    }
+
+    private var base64Length: Int {
+        Base64.encodedLength(encryptedKey.count) + Base64.encodedLength(cipherText.count)
+            + Base64.encodedLength(nonce.count) + Base64.encodedLength(tag.count)
     }
 
     /// Writes the envelope with `names` around its values; returns the bytes written.

@@ -41,16 +41,19 @@ public struct APNsPayloadTemplate: Sendable {
     /// The payload for one device: `encryptedData` is its envelope JSON, or nil for a
     /// device without a key.
     public func payload(encryptedData: String?) throws(PayloadError) -> [UInt8] {
-        guard let encryptedData else { return try checked(legacyPayload) }
-        var quoted: [UInt8] = []
-        quoted.reserveCapacity(encryptedData.utf8.count + 40)
-        JSONStringBytes.append(encryptedData, to: &quoted)
-        return try payload(quotedEncryptedData: quoted)
+        try payload(quotedEncryptedData: encryptedData.map { encryptedData in
+            var quoted: [UInt8] = []
+            quoted.reserveCapacity(encryptedData.utf8.count + 40)
+            JSONStringBytes.append(encryptedData, to: &quoted)
+            return quoted
+        })
     }
 
     /// The payload for one device whose envelope JSON comes already written as a JSON
-    /// string value (quotes included): spliced in as it is (the worker's hot path).
-    public func payload(quotedEncryptedData: [UInt8]) throws(PayloadError) -> [UInt8] {
+    /// string value (quotes included), nil for a device without a key: spliced in as it is
+    /// (the worker's hot path).
+    public func payload(quotedEncryptedData: [UInt8]?) throws(PayloadError) -> [UInt8] {
+        guard let quotedEncryptedData else { return try checked(legacyPayload) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(aps.utf8.count + quotedEncryptedData.count + trailer.utf8.count)
         bytes.append(contentsOf: aps.utf8)

@@ -87,67 +87,57 @@ extension JSONValue {
         }
 
         private mutating func object() throws(ParseError) -> JSONValue {
-            try enter()
-            index += 1
             var fields: [String: JSONValue] = [:]
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return .object(fields)
-            }
-            while true {
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
-                let key = try string()
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
-                index += 1
-                skipWhitespace()
-                let value = try self.value()
-                if fields[key] == nil { fields[key] = value }
-                skipWhitespace()
-                guard index < bytes.count else { throw failure("unexpected end of text") }
-                switch bytes[index] {
-                case UInt8(ascii: ","):
-                    index += 1
-                    skipWhitespace()
-                    if index < bytes.count, bytes[index] == UInt8(ascii: "}") { fallthrough }
-                case UInt8(ascii: "}"):
-                    index += 1
-                    depth -= 1
-                    return .object(fields)
-                default: throw failure("expected ',' or '}'")
+            try elements(closing: UInt8(ascii: "}")) { (parser) throws(ParseError) in
+                guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "\"") else {
+                    throw parser.failure("expected a key")
                 }
+                let key = try parser.string()
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: ":") else {
+                    throw parser.failure("expected ':'")
+                }
+                parser.index += 1
+                parser.skipWhitespace()
+                let value = try parser.value()
+                if fields[key] == nil { fields[key] = value }
             }
+            return .object(fields)
         }
 
         private mutating func array() throws(ParseError) -> JSONValue {
+            var items: [JSONValue] = []
+            try elements(closing: UInt8(ascii: "]")) { (parser) throws(ParseError) in items.append(try parser.value()) }
+            return .array(items)
+        }
+
+        /// An object's members or an array's items, from the opening bracket to `closing`:
+        /// `element` reads one at a time, between commas; a comma before `closing` is allowed.
+        private mutating func elements(
+            closing: UInt8, _ element: (inout Parser) throws(ParseError) -> Void
+        ) throws(ParseError) {
             try enter()
             index += 1
-            var items: [JSONValue] = []
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            if index < bytes.count, bytes[index] == closing {
                 index += 1
                 depth -= 1
-                return .array(items)
+                return
             }
             while true {
                 skipWhitespace()
-                items.append(try value())
+                try element(&self)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of text") }
-                switch bytes[index] {
-                case UInt8(ascii: ","):
+                if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                     skipWhitespace()
-                    if index < bytes.count, bytes[index] == UInt8(ascii: "]") { fallthrough }
-                case UInt8(ascii: "]"):
-                    index += 1
-                    depth -= 1
-                    return .array(items)
-                default: throw failure("expected ',' or ']'")
+                    guard index < bytes.count, bytes[index] == closing else { continue }
                 }
+                guard bytes[index] == closing else { throw failure("expected ',' or '\(Character(Unicode.Scalar(closing)))'") }
+                index += 1
+                depth -= 1
+                return
             }
         }
 

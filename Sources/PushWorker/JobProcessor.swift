@@ -189,11 +189,7 @@ final class JobProcessor: Sendable {
             return .configurationError(reason: "no APNs credentials configured for \(device.appID)", status: 0)
         }
         let payload: [UInt8]
-        do {
-            payload = try envelope.map { envelope throws(PayloadError) in
-                try context.apnsTemplate.payload(quotedEncryptedData: envelope.bytes)
-            } ?? context.apnsTemplate.payload(encryptedData: nil)
-        } catch {
+        do { payload = try context.apnsTemplate.payload(quotedEncryptedData: envelope?.bytes) } catch {
             return .rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)
         }
         let notification = APNsNotification(

@@ -59,7 +59,7 @@ struct JSONParsingTests {
             contentsOf: LiveActivityDecodingTests.examples.appendingPathComponent("job.all-options.json"), encoding: .utf8)
         let original = Array(job.utf8)
         #expect(Self.parsed(original) != nil && Self.parsed(original) == Self.foundation(original))
-        var generator = SplitMix(seed: 20261201)
+        var generator = SeededGenerator(seed: 20261201)
         let alphabet = Array(#"{}[]":,\-+.0123456789eE truefalsn"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xFF]
         var disagreements: [String] = []
         for _ in 0..<3000 {
@@ -80,8 +80,10 @@ struct JSONParsingTests {
     }
 }
 
-/// A small seeded generator, so a failing mutation can be reproduced.
-struct SplitMix {
+/// SplitMix64, so a failing mutation can be reproduced (the same generator as
+/// PushRuntimeTests' and PushClientTests'; test modules cannot share one without pulling
+/// the C-backed `PushTestSupport` into these server-free tests).
+struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -69,7 +69,7 @@ struct PayloadBytesTests {
         let quoted = Array(Self.quote(envelope).utf8)
         let apns = APNsPayloadTemplate(job: try Self.job())
         #expect(try apns.payload(quotedEncryptedData: quoted) == apns.payload(encryptedData: envelope))
-        let fcm = try FCMMessageTemplate(job: try Self.job(), priority: .normal, collapseKey: nil, ttlSeconds: nil)
+        let fcm = FCMMessageTemplate(job: try Self.job(), priority: .normal, collapseKey: nil, ttlSeconds: nil)
         #expect(try fcm.body(token: "t", quotedEncryptedData: quoted, encryptedDataLength: envelope.utf8.count)
             == fcm.body(token: "t", encryptedData: envelope))
         // FCM's data limit counts the text the value encodes, not its quoted form.
