@@ -43,6 +43,7 @@ case "$what" in
     pipeline)
         bash Deploy/local/services.sh start >/dev/null
         eval "$(bash Deploy/local/services.sh env)"
+        "$PUSHD" migrate >/dev/null  # a fresh machine's database has no schema yet
         ensure_tooling_venv  # the aioapns peer sender
         "$PUSHD" bench pipeline --peer-python "$PUSHD_PYTHON" --peer-script "$PUSHD_REPO/Deploy/bench/aioapns_peer.py" \
             --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \

@@ -93,6 +93,8 @@ public struct Envelope: Sendable, Equatable {
 /// Swift client can take it alone.
 public enum JSONString {
     public static func quote(_ text: String) -> String {
+        // Key ids and most other values need no escape: one append, not one per scalar.
+        if needsNoEscape(text) { return "\"" + text + "\"" }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -109,5 +111,11 @@ public enum JSONString {
         }
         out += "\""
         return out
+    }
+
+    /// True when `quote` would copy every character as it is: no quotation mark, no
+    /// backslash, no control character.
+    public static func needsNoEscape(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
     }
 }

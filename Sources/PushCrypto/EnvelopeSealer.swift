@@ -116,8 +116,12 @@ struct EnvelopeParts {
     func quotedJSON(keyID: String?) -> QuotedEnvelopeJSON {
         let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
         // Quoting the key id's JSON again and dropping the outer quotes escapes it for use
-        // inside a string value.
-        let escapedKid = kid.map { String(JSONString.quote($0).dropFirst().dropLast()) }
+        // inside a string value; a key id that needs no escape only has its quotes escaped.
+        let escapedKid = keyID.map { id in
+            JSONString.needsNoEscape(id)
+                ? ",\\\"kid\\\":\\\"" + id + "\\\""
+                : String(JSONString.quote(",\"kid\":" + JSONString.quote(id)).dropFirst().dropLast())
+        }
         let quotedLength = Self.length(of: Self.quotedNames) + base64Length + (escapedKid?.utf8.count ?? 0)
         let bytes = [UInt8](unsafeUninitializedCapacity: quotedLength) { buffer, count in
             count = write(Self.quotedNames, kid: escapedKid, into: UnsafeMutableRawBufferPointer(buffer))

@@ -48,7 +48,7 @@ struct EnvelopeTests {
     }
 
     @Test("the quoted form is the envelope JSON as a JSON string value, its length that of the JSON",
-          arguments: [nil, "k\"1\\", "k\u{1}\n\t/é"])
+          arguments: [nil, "device-key-2026", "k\"1\\", "k\u{1}\n\t/é"])
     func quotedJSON(keyID: String?) throws {
         let plaintext = Array("{\"title\":\"hi\"}".utf8)
         let quoted = try EnvelopeSealer.sealQuotedJSON(plaintext, for: try TestKeys.devicePublic, keyID: keyID)
@@ -63,6 +63,16 @@ struct EnvelopeTests {
         #expect(plain.utf8.count == text.utf8.count)
         #expect(plain.replacingOccurrences(of: "\"[A-Za-z0-9+/=]{8,}\"", with: "B", options: .regularExpression)
             == text.replacingOccurrences(of: "\"[A-Za-z0-9+/=]{8,}\"", with: "B", options: .regularExpression))
+    }
+
+    @Test("JSONString.quote writes a JSON string that reads back as the text, escaping only what it must",
+          arguments: ["", "plain-key id/2026", "é ü 漢字 😀", "\u{2028}", "\"", "\\", "a\u{0}b", "\u{1f}", "\n\r\t", " \u{7f}"])
+    func quoteReadsBack(text: String) throws {
+        let quoted = JSONString.quote(text)
+        #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text)
+        let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        #expect(JSONString.needsNoEscape(text) == !needsEscape)
+        if !needsEscape { #expect(quoted == "\"" + text + "\"") }
     }
 
     @Test("every envelope has a fresh key and nonce")

@@ -5,10 +5,11 @@ import Synchronization
 /// The thread that owns every connection of a native HTTP/2 engine (nghttp2 over OpenSSL)
 /// and drives them with `poll`.
 ///
-/// Other threads hand it requests and cancellations through `inbox` and wake it with one
-/// byte on a pipe. The thread starts with `start()` (what `HTTP2Client.run` calls), not at
-/// creation: requests submitted before wait in the inbox. A loop stopped before it ever
-/// started fails those requests with `.shutDown` itself.
+/// Other threads hand it requests and cancellations through `inbox` and tell it through a
+/// `LoopDoorbell`, which wakes it only when it sleeps soundly. The thread starts with
+/// `start()` (what `HTTP2Client.run` calls), not at creation: requests submitted before
+/// wait in the inbox. A loop stopped before it ever started fails those requests with
+/// `.shutDown` itself.
 ///
 /// Why not libcurl here: with hundreds of streams in flight on a connection, each of
 /// libcurl's wake-ups walks every transfer, and each transfer costs an easy handle's set-up
@@ -26,9 +27,13 @@ final class NativeHTTP2Loop: Sendable {
         var resolved: [(connectionID: Int, result: Result<[SocketAddress], HTTPClientError>)] = []
     }
 
+    /// While requests keep arriving more often than this, the loop sleeps lightly: it takes
+    /// new requests whenever a response wakes it, or after a light sleep, instead of being
+    /// woken for each one.
+    static let busyWindow: Duration = .milliseconds(10)
+
     private let inbox = Mutex(Inbox())
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let doorbell: LoopDoorbell
     private let configuration: Configuration
     /// Made in `init` so that a CA file that cannot be loaded fails at start-up.
     private let tls: TLSContextBox
@@ -46,14 +51,7 @@ final class NativeHTTP2Loop: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.tls = TLSContextBox(context: try TLSClientContext(caFile: configuration.caFile))
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw .transport(code: -1, message: "pipe: \(String(cString: strerror(errno)))") }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = ends[0]
-        wakeWrite = ends[1]
+        self.doorbell = try LoopDoorbell()
     }
 
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
@@ -64,47 +62,32 @@ final class NativeHTTP2Loop: Sendable {
         thread.start()
     }
 
-    /// Hands a request to the loop; false if the loop is stopping. Only the first request
-    /// since the loop last emptied the inbox wakes it.
+    /// Hands a request to the loop; false if the loop is stopping. The doorbell rings
+    /// outside the inbox lock (a system call there made every submitting task wait for it).
     func submit(_ exchange: Exchange) -> Bool {
-        let (accepted, first) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.requests.stopping else { return (false, false) }
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.requests.stopping else { return false }
             inbox.requests.started.append(exchange)
-            return (true, inbox.requests.started.count == 1)
+            return true
         }
-        if first { wake() }
+        if accepted { doorbell.announce() }
         return accepted
     }
 
     func cancel(_ id: UInt64) {
         inbox.withLock { $0.requests.cancelled.append(id) }
-        wake()
+        doorbell.announceUrgently()
     }
 
     /// Takes no new requests; the loop exits once those in flight are done.
     func stop() {
         let waiting = inbox.withLock { $0.requests.stop() }
         guard let waiting else {
-            wake()
+            doorbell.announceUrgently()
             return
         }
         for exchange in waiting { exchange.complete(.failure(.shutDown)) }
         finished.trigger()
-    }
-
-    /// One byte on the wake pipe, outside the inbox lock (a system call there made every
-    /// submitting task wait for it). The pipe lives as long as this object, so a write
-    /// never meets a closed descriptor; written before the thread starts, or after it
-    /// ends, the byte just waits unread.
-    private func wake() {
-        var byte: UInt8 = 1
-        // A full pipe already holds a wake-up; nothing is lost when this write fails.
-        _ = write(wakeWrite, &byte, 1)
-    }
-
-    deinit {
-        Foundation.close(wakeRead)
-        Foundation.close(wakeWrite)
     }
 
     // MARK: - Loop thread only
@@ -125,7 +108,7 @@ final class NativeHTTP2Loop: Sendable {
                 resolveInBackground: { [self] connectionID, host, port in
                     SocketAddress.resolveInBackground(host: host, port: port) { result in
                         self.inbox.withLock { $0.resolved.append((connectionID, result)) }
-                        self.wake()
+                        self.doorbell.announceUrgently()
                     }
                 })
         } catch {
@@ -134,20 +117,19 @@ final class NativeHTTP2Loop: Sendable {
         }
         var descriptors: [pollfd] = []
         var owners: [Int] = []
-        var drain = [UInt8](repeating: 0, count: 64)
         var stopping = false
-        // Whether the wake pipe fired: only then can the inbox hold anything new. Every
-        // writer appends under the lock and then writes the pipe, and the loop drains the
-        // pipe before it takes the inbox, so no entry is missed; an idle pass skips the
-        // lock, which submitting tasks otherwise contend for.
-        var woken = true
+        var lastRequestTaken = ContinuousClock.now
         while true {
-            if woken {
+            // Every announcer appends under the lock and then announces, and the loop takes
+            // the announcement before the inbox, so no entry is missed; a pass with nothing
+            // announced skips the lock, which submitting tasks otherwise contend for.
+            if doorbell.takeAnnouncement() {
                 let ((started, cancelled, stop), resolved) = inbox.withLock { inbox in
                     defer { inbox.resolved = [] }
                     return (inbox.requests.take(), inbox.resolved)
                 }
                 stopping = stop
+                if !started.isEmpty { lastRequestTaken = .now }
                 for exchange in started { core.accept(exchange) }
                 for id in cancelled { core.cancel(id) }
                 for (connectionID, result) in resolved { core.resolved(connectionID: connectionID, result) }
@@ -159,15 +141,16 @@ final class NativeHTTP2Loop: Sendable {
 
             descriptors.removeAll(keepingCapacity: true)
             owners.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: doorbell.readEnd, events: Int16(POLLIN), revents: 0))
             owners.append(0)
             core.pollDescriptors(into: &descriptors, owners: &owners)
-            let ready = poll(&descriptors, nfds_t(descriptors.count), core.pollTimeoutMilliseconds(now: now))
-            woken = ready > 0 && descriptors[0].revents != 0
+            let busy = now - lastRequestTaken < Self.busyWindow
+            let timeout = doorbell.timeoutBeforeSleeping(
+                busy ? .lightly : .soundly, timeout: core.pollTimeoutMilliseconds(now: now))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            doorbell.woke()
             guard ready > 0 else { continue }
-            if woken {
-                while read(wakeRead, &drain, drain.count) > 0 {}
-            }
+            if descriptors[0].revents != 0 { doorbell.drain() }
             for index in 1..<descriptors.count where descriptors[index].revents != 0 {
                 core.handle(revents: descriptors[index].revents, connectionID: owners[index])
             }
