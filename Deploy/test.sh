@@ -104,8 +104,20 @@ passed_total=0 failed_total=0 status=0
 # One test at a time (about 2 minutes instead of 1): the integration suites start servers,
 # workers and emulators, and on a 2-core machine running them side by side turns timing
 # margins into flakes.
-run_tests "all but the fault tests" "$LOG_DIR/test-run.log" --no-parallel --skip FaultTests || status=1
-PUSHD_FAULT_TESTS=1 run_tests "fault tests" "$LOG_DIR/fault-test-run.log" --filter FaultTests --skip ClusterFaultTests || status=1
+# A failed stage shows what the servers said while it ran: the run's state (and so their
+# logs) is removed when the run ends, and a failure seen only in CI must be explainable.
+server_complaints() {  # label
+    local label=$1 lines
+    lines=$(grep -hE '\[(error|warning)\]' "$PUSHD_STATE_DIR"/rabbitmq/log/*.log 2>/dev/null \
+        | grep -vE 'connection_forced|client unexpectedly closed TCP connection|segment_writer' | tail -n 60 | cut -c1-400)
+    [ -n "$lines" ] && { log "RabbitMQ's errors and warnings up to the end of the $label (last 60):"; echo "$lines" >&2; }
+    lines=$(grep -hE 'ERROR|FATAL|PANIC' "$PUSHD_STATE_DIR"/pg-log/postgresql.log 2>/dev/null | tail -n 30 | cut -c1-400)
+    [ -n "$lines" ] && { log "PostgreSQL's errors up to the end of the $label (last 30):"; echo "$lines" >&2; }
+    return 0
+}
+run_tests "all but the fault tests" "$LOG_DIR/test-run.log" --no-parallel --skip FaultTests || { status=1; server_complaints "main stage"; }
+PUSHD_FAULT_TESTS=1 run_tests "fault tests" "$LOG_DIR/fault-test-run.log" --filter FaultTests --skip ClusterFaultTests \
+    || { status=1; server_complaints "fault stage"; }
 
 # ---- operations stage (issue 15): Prometheus rules, dashboard, RabbitMQ cluster fault test.
 source Deploy/test-operations.sh

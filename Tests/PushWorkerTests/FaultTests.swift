@@ -39,6 +39,19 @@ struct FaultTests {
                     #expect(push.collapseID == jobOfRecipient[device.recipient], "a repeat keeps its job's collapse id")
                 }
             }
+            // The worker recovered by itself: it consumes the jobs queue again and has left
+            // nothing in it. Waiting for this also lets the broker finish recovering the test's
+            // queues before the fixture deletes them: RabbitMQ 3.10 loses the supervisor of its
+            // dead-letter workers (rabbit_fifo_dlx_sup, "reached_max_restart_intensity") when
+            // at-least-once quorum queues are deleted while their workers are still starting
+            // after a restart, and every such queue declared afterwards (the next test's) then
+            // crashes on electing a leader, so publishes to it are nacked.
+            let consuming = await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                // The fixture's own connection may still be reconnecting: that is "not yet".
+                guard let jobs = try? await fixture.amqp.statistics(queue: fixture.topology.jobsQueue) else { return false }
+                return jobs.consumers > 0 && jobs.messages == 0
+            }
+            #expect(consuming, "the worker consumes the jobs queue again after the \(what)\n\(worker.log.suffix(2000))")
             #expect(worker.isRunning, "the worker recovered by itself")
             #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }

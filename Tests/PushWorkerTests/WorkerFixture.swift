@@ -154,12 +154,35 @@ final class WorkerFixture: @unchecked Sendable {
     private func tearDown() async {
         for process in processes.get() where process.isRunning { process.kill9() }
         try? await amqp.waitUntilConnected(timeout: .seconds(30))
+        _ = await waitUntilEveryQueueHasALeader()
         try? await amqp.delete(topology)
         for queue in extraQueues.get() { try? await amqp.deleteQueue(queue) }
         await amqp.close()
         await pool.shutdown()
         await database.drop()
         await emulator.stop()
+    }
+
+    /// After a broker restart the quorum queues elect their leaders again, one by one, and
+    /// each starts its dead-letter worker on election. Deleting a queue still electing kills
+    /// that worker twice, and RabbitMQ 3.10 then gives up its dead-letter supervisor
+    /// (rabbit_fifo_dlx_sup, "reached_max_restart_intensity") until the node restarts: every
+    /// at-least-once queue declared afterwards (the next test's) crashes on election and its
+    /// publishes are nacked. A purge goes through a queue's leader, so once every queue has
+    /// answered one, every queue has a leader. Missing queues (a test deleted them) count as done.
+    private func waitUntilEveryQueueHasALeader() async -> Bool {
+        await waitUntil(timeout: .seconds(30), every: .milliseconds(100)) {
+            for queue in topology.queues {
+                do throws(QueueError) {
+                    try await amqp.purge(queue: queue.name)
+                } catch .channelClosedByBroker(404, _) {
+                    continue
+                } catch {
+                    return false
+                }
+            }
+            return true
+        }
     }
 
     /// A queue of the test's own bound to the events exchange with `routingKey`, removed at
