@@ -27,9 +27,10 @@ final class NativeHTTP2Loop: Sendable {
         var resolved: [(connectionID: Int, result: Result<[SocketAddress], HTTPClientError>)] = []
     }
 
-    /// While requests keep arriving more often than this, the loop sleeps lightly: it takes
-    /// new requests whenever a response wakes it, or after a light sleep, instead of being
-    /// woken for each one.
+    /// After taking requests the loop sleeps lightly for this long: while they keep coming,
+    /// it takes the next ones when a response wakes it, or after a light sleep, instead of
+    /// being rung for each. A light sleep that ends with nothing to take ends this early: the
+    /// loop then sleeps soundly until it is rung, so a quiet loop wastes one wake-up at most.
     static let busyWindow: Duration = .milliseconds(10)
 
     private let inbox = Mutex(Inbox())
@@ -119,6 +120,7 @@ final class NativeHTTP2Loop: Sendable {
         var owners: [Int] = []
         var stopping = false
         var lastRequestTaken = ContinuousClock.now
+        var sleptLightlyUntilTimeout = false
         while true {
             // Every announcer appends under the lock and then announces, and the loop takes
             // the announcement before the inbox, so no entry is missed; a pass with nothing
@@ -133,6 +135,8 @@ final class NativeHTTP2Loop: Sendable {
                 for exchange in started { core.accept(exchange) }
                 for id in cancelled { core.cancel(id) }
                 for (connectionID, result) in resolved { core.resolved(connectionID: connectionID, result) }
+            } else if sleptLightlyUntilTimeout {
+                lastRequestTaken = .now - Self.busyWindow
             }
 
             let now = ContinuousClock.now
@@ -149,6 +153,7 @@ final class NativeHTTP2Loop: Sendable {
                 busy ? .lightly : .soundly, timeout: core.pollTimeoutMilliseconds(now: now))
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             doorbell.woke()
+            sleptLightlyUntilTimeout = busy && ready == 0 && timeout > 0
             guard ready > 0 else { continue }
             if descriptors[0].revents != 0 { doorbell.drain() }
             for index in 1..<descriptors.count where descriptors[index].revents != 0 {
