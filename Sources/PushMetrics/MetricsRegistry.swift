@@ -153,6 +153,12 @@ public final class Histogram: RenderableMetric {
         var bucketCounts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
+
+        mutating func add(_ value: Double, inBucket index: Int) {
+            bucketCounts[index] += 1
+            sum += value
+            count += 1
+        }
     }
 
     public let name: String
@@ -180,12 +186,12 @@ public final class Histogram: RenderableMetric {
 
     private func record(_ value: Double, _ key: LabelSet) {
         let index = buckets.firstIndex { value <= $0 } ?? buckets.count
+        let bucketCount = buckets.count + 1
+        // Changed in place through the dictionary's defaulting subscript: a copy taken out and
+        // stored back shared its bucket array with the dictionary's, so every observation
+        // copied the whole array (one allocation per delivery, twice).
         series.withLock { series in
-            var entry = series[key] ?? Series(bucketCounts: Array(repeating: 0, count: buckets.count + 1))
-            entry.bucketCounts[index] += 1
-            entry.sum += value
-            entry.count += 1
-            series[key] = entry
+            series[key, default: Series(bucketCounts: Array(repeating: 0, count: bucketCount))].add(value, inBucket: index)
         }
     }
 
