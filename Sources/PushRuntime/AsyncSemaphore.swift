@@ -6,7 +6,7 @@ import Synchronization
 public final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
-        var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var waiters = FIFOQueue<(id: UInt64, continuation: CheckedContinuation<Bool, Never>)>()
         var nextID: UInt64 = 0
     }
 
@@ -42,14 +42,14 @@ public final class AsyncSemaphore: Sendable {
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
+            let waiter = state.withLock { state in state.waiters.remove(firstWhere: { $0.id == id })?.continuation }
             waiter?.resume(returning: false)
         }
         if !granted { throw CancellationError() }
     }
+
+    /// The tasks waiting for a permit now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Returns a permit, waking the longest waiter if any.
     public func release() {
@@ -58,7 +58,7 @@ public final class AsyncSemaphore: Sendable {
                 state.available += 1
                 return nil
             }
-            return state.waiters.removeFirst().continuation
+            return state.waiters.removeFirst()?.continuation
         }
         waiter?.resume(returning: true)
     }

@@ -298,26 +298,15 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 }
 
-/// A FIFO of waiting requests: an array with a moving head, compacted when half is spent.
-/// A class, so that taking from it in place never copies the array (a struct kept in the
-/// dictionary and mutated through a copy duplicated the whole queue on every pass).
+/// The waiting requests of one host, oldest first. A class around a `FIFOQueue`, so that
+/// taking from it in place never copies the queue (a struct kept in the dictionary and
+/// mutated through a copy duplicated the whole queue on every pass).
 final class WaitingQueue {
-    private var items: [Exchange] = []
-    private var head = 0
+    private var items = FIFOQueue<Exchange>()
 
-    var isEmpty: Bool { head == items.count }
-    var first: Exchange? { head < items.count ? items[head] : nil }
+    var isEmpty: Bool { items.isEmpty }
+    var first: Exchange? { items.first }
 
     func append(_ exchange: Exchange) { items.append(exchange) }
-
-    func removeFirst() {
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-    }
+    func removeFirst() { items.removeFirst() }
 }
