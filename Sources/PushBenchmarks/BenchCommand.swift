@@ -36,7 +36,7 @@ public enum BenchCommand: Subcommand {
                                     --credentials DIR [--deliveries N] [--backlog N]
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
-                                    [--only backlog]
+                                    [--only backlog [--rounds N] [--baseline OTHER_PUSHD]]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
@@ -45,7 +45,9 @@ public enum BenchCommand: Subcommand {
                    own /proc utime + stime) beside one core's CPU per envelope, and their
                    ratio; the aioapns peer sender (Python, no encryption) on the same
                    emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
-                   backlog drain and the crypto yardstick (for profiling).
+                   backlog drain and the crypto yardstick (for profiling), --rounds times;
+                   with --baseline, drains alternate between this worker and another pushd's
+                   (an older build, say), with the median CPU per delivery of each.
                    --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one
                    recipient each, 20 ms apart) on an idle cluster, then while two workers
                    drain a bulk-lane backlog of --backlog deliveries (default 100,000).

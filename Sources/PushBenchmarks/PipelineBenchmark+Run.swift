@@ -15,6 +15,8 @@ final class PipelineRun {
     let admin: HTTP2Client
     var recipients: [String] = []
     var workerLogs: [URL] = []
+    /// The `pushd` whose `worker` the drains start: this one unless a comparison sets another.
+    var workerExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     static let recipientsPerJob = 50
     static let bundle = "com.example.app"
     static let project = "demo-project"
@@ -107,7 +109,7 @@ final class PipelineRun {
             "PUSHD_FCM_SERVICE_ACCOUNT_FILES": credentials.appendingPathComponent("service-account-\(Self.project).json").path,
             "PUSHD_FCM_BASE_URL": setup.emulatorURL, "PUSHD_LOG_LEVEL": "warning",
         ]) { $1 }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let executable = workerExecutable
         // For profiling: `PUSHD_BENCH_WORKER_WRAPPER="valgrind --tool=massif"` runs each worker
         // under that command (split on spaces, looked up on PATH).
         let wrapper = (ProcessInfo.processInfo.environment["PUSHD_BENCH_WORKER_WRAPPER"] ?? "")

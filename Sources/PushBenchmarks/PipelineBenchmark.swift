@@ -26,7 +26,7 @@ enum PipelineBenchmark {
             arguments,
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
-                "peer-python", "peer-script", "peer-requests", "only",
+                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -57,13 +57,26 @@ enum PipelineBenchmark {
         do {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
             if parsed["only"] == "backlog" {
-                // A quick look at one figure while profiling: the backlog drain alone.
-                let drained = try await bench.peakMemory(backlog: backlog)
-                write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
-                let envelope = bench.cryptoMicrosecondsPerEnvelope()
-                StandardStreams.write(line: String(
-                    format: "  CPU per delivery / crypto per envelope: %.1f / %.1f = %.2f", drained.cpuMicrosecondsPerDelivery,
-                    envelope, drained.cpuMicrosecondsPerDelivery / envelope))
+                // A quick look at one figure while profiling: the backlog drain alone, or
+                // drains alternating with a baseline binary's worker.
+                let rounds = try parsed.integer("rounds", default: 1)
+                if let baseline = parsed["baseline"] {
+                    guard FileManager.default.isExecutableFile(atPath: baseline) else {
+                        throw BenchmarkError("--baseline \(baseline): not an executable pushd")
+                    }
+                    try await compare(bench, baseline: URL(fileURLWithPath: baseline), rounds: rounds, backlog: backlog)
+                } else {
+                    var drains: [DrainFigures] = []
+                    for _ in 0..<max(1, rounds) {
+                        drains.append(try await bench.peakMemory(backlog: backlog))
+                        write("backlog  ", drains[drains.count - 1], note: "1 worker, \(backlog)-delivery backlog")
+                    }
+                    let envelope = bench.cryptoMicrosecondsPerEnvelope()
+                    let cpu = median(drains.map(\.cpuMicrosecondsPerDelivery))
+                    StandardStreams.write(line: String(
+                        format: "  CPU per delivery (median of %d) / crypto per envelope: %.1f / %.1f = %.2f", drains.count, cpu,
+                        envelope, cpu / envelope))
+                }
                 await bench.tearDown()
                 return
             }
@@ -101,7 +114,7 @@ enum PipelineBenchmark {
         await bench.tearDown()
     }
 
-    private static func write(_ label: String, _ figures: DrainFigures, note: String) {
+    static func write(_ label: String, _ figures: DrainFigures, note: String) {
         StandardStreams.write(line: "  \(label): " + String(
             format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB",
             figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB) + " (\(note))")
