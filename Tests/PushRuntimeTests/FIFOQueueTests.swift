@@ -56,7 +56,8 @@ struct FIFOQueueTests {
         func add(_ index: Int) { taken.withLock { $0.append(index) } }
     }
 
-    @Test("the semaphore wakes its waiters first come, first served; a cancelled one gives up its place")
+    /// Bounded: a semaphore that lost a waiter would otherwise hang the run.
+    @Test("the semaphore wakes its waiters first come, first served; a cancelled one gives up its place", .timeLimit(.minutes(1)))
     func semaphoreOrder() async throws {
         let semaphore = AsyncSemaphore(permits: 1)
         try await semaphore.acquire()
