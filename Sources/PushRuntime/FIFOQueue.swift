@@ -35,14 +35,6 @@ public struct FIFOQueue<Element> {
         return element
     }
 
-    /// Removes and returns every element, oldest first.
-    public mutating func removeAll() -> [Element] {
-        let all = slots[head...].compactMap { $0 }
-        slots.removeAll(keepingCapacity: true)
-        head = 0
-        return all
-    }
-
     private mutating func compact() {
         if head == slots.count {
             slots.removeAll(keepingCapacity: true)

@@ -25,7 +25,9 @@ struct FIFOQueueTests {
             #expect(queue.first == model.first)
             #expect(queue.isEmpty == model.isEmpty)
         }
-        #expect(queue.removeAll() == model)
+        var remaining: [Int] = []
+        while let next = queue.removeFirst() { remaining.append(next) }
+        #expect(remaining == model)
         #expect(queue.isEmpty && queue.removeFirst() == nil)
     }
 
