@@ -12,17 +12,16 @@ extension PipelineBenchmark {
     static func compare(_ bench: PipelineRun, baseline: URL, rounds: Int, backlog: Int) async throws {
         let current = bench.workerExecutable
         defer { bench.workerExecutable = current }
-        var cpu: [String: [Double]] = [:]
+        var thisCPU: [Double] = [], baselineCPU: [Double] = []
         for round in 1...max(1, rounds) {
-            let both = [("this    ", current), ("baseline", baseline)]
-            for (label, executable) in round % 2 == 1 ? both : both.reversed() {
-                bench.workerExecutable = executable
+            for isBaseline in round % 2 == 1 ? [false, true] : [true, false] {
+                bench.workerExecutable = isBaseline ? baseline : current
                 let drained = try await bench.peakMemory(backlog: backlog)
-                write(label, drained, note: "round \(round) of \(rounds), \(backlog)-delivery backlog")
-                cpu[label, default: []].append(drained.cpuMicrosecondsPerDelivery)
+                write(isBaseline ? "baseline" : "this    ", drained, note: "round \(round) of \(rounds), \(backlog)-delivery backlog")
+                if isBaseline { baselineCPU.append(drained.cpuMicrosecondsPerDelivery) } else { thisCPU.append(drained.cpuMicrosecondsPerDelivery) }
             }
         }
-        let this = median(cpu["this    "] ?? []), base = median(cpu["baseline"] ?? [])
+        let this = median(thisCPU), base = median(baselineCPU)
         StandardStreams.write(line: String(
             format: "  CPU per delivery, median of %d: this %.1f µs, baseline %.1f µs (this / baseline = %.3f)",
             max(1, rounds), this, base, this / max(base, 0.001)))

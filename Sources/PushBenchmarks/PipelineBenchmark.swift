@@ -68,8 +68,9 @@ enum PipelineBenchmark {
                 } else {
                     var drains: [DrainFigures] = []
                     for _ in 0..<max(1, rounds) {
-                        drains.append(try await bench.peakMemory(backlog: backlog))
-                        write("backlog  ", drains[drains.count - 1], note: "1 worker, \(backlog)-delivery backlog")
+                        let drained = try await bench.peakMemory(backlog: backlog)
+                        write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
+                        drains.append(drained)
                     }
                     let envelope = bench.cryptoMicrosecondsPerEnvelope()
                     let cpu = median(drains.map(\.cpuMicrosecondsPerDelivery))
