@@ -76,7 +76,7 @@ public final class DevicePrivateKey: Sendable {
 
     private func unwrap(_ wrapped: [UInt8]) throws(EnvelopeOpenError) -> [UInt8] {
         guard wrapped.count == (key.bits + 7) / 8,
-              let context = try? OAEPContext.forDecryption(with: key)
+              let context = try? RSAContext.forOAEPDecryption(with: key)
         else {
             OpenSSLErrorQueue.clear()
             throw .wrongKey

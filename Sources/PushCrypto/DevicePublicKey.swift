@@ -5,15 +5,15 @@ import Synchronization
 ///
 /// Parsing is the costly part of using a key, so a `DevicePublicKey` is meant to be kept
 /// (see `PublicKeyCache`) and shared: wrapping is safe from any number of tasks at once.
-/// It keeps a few ready-made OAEP contexts so that the per-message cost is the one RSA
+/// It keeps a few ready-made RSA contexts so that the per-message cost is the one RSA
 /// operation the scheme cannot avoid.
 public final class DevicePublicKey: Sendable {
     let key: EVPKey
     /// Modulus size in bits: one of `acceptedSizes`.
     public let bits: Int
-    /// OAEP-configured `EVP_PKEY_CTX`s not in use right now. A context is used by one
+    /// `EVP_PKEY_CTX`s for sealing's RSA operation not in use right now. A context is used by one
     /// thread at a time: taken from here, used, given back.
-    private let idleContexts = Mutex<[OAEPContext]>([])
+    private let idleContexts = Mutex<[RSAContext]>([])
     private static let maximumIdleContexts = 16
 
     /// Parses a key the way devices export it: base64 DER PKCS#1 `RSAPublicKey` (iOS),
@@ -119,27 +119,34 @@ public final class DevicePublicKey: Sendable {
     var modulusBytes: Int { (bits + 7) / 8 }
 
     /// Encrypts a short secret (the AES content key) with RSA-OAEP, SHA-1 and MGF1-SHA-1
-    /// into `output`, which must hold `modulusBytes` bytes.
-    func wrap(_ secret: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(SealError) {
-        precondition(output.count >= modulusBytes)
+    /// into `output`, which must hold `modulusBytes` bytes. `seed` is the encryption's 20
+    /// fresh random bytes (never used for another); `encoded` (`modulusBytes` bytes) holds
+    /// the padded block, which determines the secret, and is wiped before this returns.
+    func wrap(
+        _ secret: UnsafeRawBufferPointer, seed: UnsafeRawBufferPointer, encoded: UnsafeMutableRawBufferPointer,
+        using sha1: SHA1Digester, into output: UnsafeMutableRawBufferPointer
+    ) throws(SealError) {
+        precondition(output.count >= modulusBytes && encoded.count == modulusBytes)
+        defer { OPENSSL_cleanse(encoded.baseAddress, encoded.count) }
+        try OAEPEncoding.encode(secret, seed: seed, into: encoded, using: sha1)
         let context = try takeContext()
         var outputLength = modulusBytes
         let status = EVP_PKEY_encrypt(
             context.pointer, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &outputLength,
-            secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count)
+            encoded.baseAddress?.assumingMemoryBound(to: UInt8.self), encoded.count)
         guard status == 1, outputLength == modulusBytes else {
             EVP_PKEY_CTX_free(context.pointer)
-            throw .openSSL(OpenSSLErrorQueue.drain(or: "RSA-OAEP encryption failed"))
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "RSA encryption failed"))
         }
         giveBack(context)
     }
 
-    private func takeContext() throws(SealError) -> OAEPContext {
+    private func takeContext() throws(SealError) -> RSAContext {
         if let idle = idleContexts.withLock({ $0.popLast() }) { return idle }
-        return try OAEPContext.forEncryption(with: key)
+        return try RSAContext.forEncodedEncryption(with: key)
     }
 
-    private func giveBack(_ context: OAEPContext) {
+    private func giveBack(_ context: RSAContext) {
         let kept = idleContexts.withLock { contexts -> Bool in
             guard contexts.count < Self.maximumIdleContexts else { return false }
             contexts.append(context)
@@ -149,37 +156,47 @@ public final class DevicePublicKey: Sendable {
     }
 }
 
-/// An `EVP_PKEY_CTX` set up for RSA-OAEP with SHA-1 and MGF1-SHA-1: the padding the iOS
-/// (`.rsaEncryptionOAEPSHA1`) and Android (`OAEPWithSHA-1AndMGF1Padding`) clients expect.
+/// An `EVP_PKEY_CTX` set up for one RSA operation: OAEP with SHA-1 and MGF1-SHA-1 (the
+/// padding the iOS `.rsaEncryptionOAEPSHA1` and Android `OAEPWithSHA-1AndMGF1Padding`
+/// clients expect), or, for sealing, the bare operation over a block `OAEPEncoding` padded.
 ///
 /// `@unchecked Sendable` is safe because a context only ever moves between threads, never
 /// is used by two at once: `DevicePublicKey` hands each one out exclusively (popped from
 /// its pool under the lock) and takes it back the same way; all other holders own a
 /// context from creation to `EVP_PKEY_CTX_free` on one thread.
-struct OAEPContext: @unchecked Sendable {  // safe: see the proof above
+struct RSAContext: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
 
-    static func forEncryption(with key: EVPKey) throws(SealError) -> OAEPContext {
-        try make(key) { EVP_PKEY_encrypt_init($0) }
+    /// OpenSSL's own OAEP encryption: the baseline `pushd bench crypto` compares with.
+    static func forOAEPEncryption(with key: EVPKey) throws(SealError) -> RSAContext {
+        try make(key, padding: RSA_PKCS1_OAEP_PADDING) { EVP_PKEY_encrypt_init($0) }
     }
 
-    static func forDecryption(with key: EVPKey) throws(SealError) -> OAEPContext {
-        try make(key) { EVP_PKEY_decrypt_init($0) }
+    static func forOAEPDecryption(with key: EVPKey) throws(SealError) -> RSAContext {
+        try make(key, padding: RSA_PKCS1_OAEP_PADDING) { EVP_PKEY_decrypt_init($0) }
     }
 
-    private static func make(_ key: EVPKey, initialize: (OpaquePointer) -> Int32) throws(SealError) -> OAEPContext {
+    /// The RSA operation alone, over a full block that `OAEPEncoding` has already padded
+    /// (its leading zero byte keeps it below the modulus, which OpenSSL checks).
+    static func forEncodedEncryption(with key: EVPKey) throws(SealError) -> RSAContext {
+        try make(key, padding: RSA_NO_PADDING) { EVP_PKEY_encrypt_init($0) }
+    }
+
+    private static func make(
+        _ key: EVPKey, padding: Int32, initialize: (OpaquePointer) -> Int32
+    ) throws(SealError) -> RSAContext {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
             throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot allocate an RSA context"))
         }
-        guard initialize(context) == 1,
-              EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
-              EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha1()) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha1()) == 1
-        else {
+        let configured = initialize(context) == 1 && EVP_PKEY_CTX_set_rsa_padding(context, padding) == 1
+            && (padding != RSA_PKCS1_OAEP_PADDING
+                || (EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha1()) == 1
+                    && EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha1()) == 1))
+        guard configured else {
             EVP_PKEY_CTX_free(context)
-            throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot configure RSA-OAEP-SHA1"))
+            throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot configure RSA for OAEP-SHA1"))
         }
-        return OAEPContext(pointer: context)
+        return RSAContext(pointer: context)
     }
 }
 

@@ -1,9 +1,9 @@
 import COpenSSL
 import Foundation
 
-/// Seals plaintext for one device: a fresh random AES-256 key and 12-byte nonce from
-/// OpenSSL's CSPRNG for every call (through a pooled `SealingContext`), AES-256-GCM for the
-/// content, RSA-OAEP-SHA1 to wrap the key. Stateless, so any number of tasks may seal at once.
+/// Seals plaintext for one device: a fresh random AES-256 key, 12-byte nonce and OAEP seed
+/// from OpenSSL's CSPRNG for every call (through a pooled `SealingContext`), AES-256-GCM for
+/// the content, RSA-OAEP-SHA1 to wrap the key. Stateless, so any number of tasks may seal at once.
 ///
 /// `sealJSON` is the hot path (the worker embeds the JSON in a push payload): it encrypts
 /// into scratch memory and base64-encodes straight into the result, one allocation in all.
@@ -53,43 +53,44 @@ public enum EnvelopeSealer {
     }
 
     /// Seals into one scratch buffer laid out as
-    /// key ‖ nonce ‖ tag ‖ wrapped key ‖ ciphertext, hands the parts to `body`, then wipes
-    /// the buffer: the AES key never outlives this call.
+    /// draw (key ‖ nonce ‖ OAEP seed) ‖ tag ‖ padded block ‖ wrapped key ‖ ciphertext, hands
+    /// the parts to `body`, then wipes what is secret: the AES key, the seed and the padded
+    /// block (which the wrap wipes itself) never outlive this call.
     private static func sealParts<Result>(
         _ plaintext: UnsafeRawBufferPointer, for recipient: DevicePublicKey,
         _ body: (EnvelopeParts) -> Result
     ) throws(SealError) -> Result {
-        let keyLength = AESGCM.keyLength, nonceLength = AESGCM.nonceLength, tagLength = AESGCM.tagLength
-        let wrappedLength = recipient.modulusBytes
-        let size = keyLength + nonceLength + tagLength + wrappedLength + plaintext.count
+        let drawLength = RandomReserve.drawLength, tagLength = AESGCM.tagLength
+        let blockLength = recipient.modulusBytes
+        let size = drawLength + tagLength + 2 * blockLength + plaintext.count
         // Heap, not `withUnsafeTemporaryAllocation`: above 1 KiB that asks the runtime whether
         // the stack has room on every call, which cost more than the allocation.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer {
-            // Only the AES key is secret: the rest is what the envelope publishes anyway.
-            OPENSSL_cleanse(scratch.baseAddress, keyLength)
+            OPENSSL_cleanse(scratch.baseAddress, drawLength)
             scratch.deallocate()
         }
         func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
             UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<offset + length])
         }
-        let key = region(0, keyLength)
-        let nonce = region(keyLength, nonceLength)
-        let tag = region(keyLength + nonceLength, tagLength)
-        let wrappedKey = region(keyLength + nonceLength + tagLength, wrappedLength)
+        func region(_ range: Range<Int>) -> UnsafeMutableRawBufferPointer { region(range.lowerBound, range.count) }
+        let draw = region(0, drawLength)
+        let tag = region(drawLength, tagLength)
+        let encodedBlock = region(drawLength + tagLength, blockLength)
+        let wrappedKey = region(drawLength + tagLength + blockLength, blockLength)
         let cipherText = region(size - plaintext.count, plaintext.count)
         let context = try SealingContext.pool.take()
         var sealed = false
-        do {
-            defer { SealingContext.pool.giveBack(context, reusable: sealed) }
-            try context.begin(keyAndNonce: region(0, keyLength + nonceLength))
-            try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
-            sealed = true
-        }
-        try recipient.wrap(UnsafeRawBufferPointer(key), into: wrappedKey)
+        defer { SealingContext.pool.giveBack(context, reusable: sealed) }
+        try context.begin(draw: draw)
+        try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
+        try recipient.wrap(
+            UnsafeRawBufferPointer(region(SealingContext.Draw.key)), seed: UnsafeRawBufferPointer(region(SealingContext.Draw.seed)),
+            encoded: encodedBlock, using: context.sha1, into: wrappedKey)
+        sealed = true
         return body(EnvelopeParts(
             encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),
-            nonce: UnsafeRawBufferPointer(nonce), tag: UnsafeRawBufferPointer(tag)))
+            nonce: UnsafeRawBufferPointer(region(SealingContext.Draw.nonce)), tag: UnsafeRawBufferPointer(tag)))
     }
 }
 

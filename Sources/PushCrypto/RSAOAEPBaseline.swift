@@ -6,13 +6,13 @@ import COpenSSL
 /// stay on one thread.
 public final class RSAOAEPBaseline {
     private let key: DevicePublicKey
-    private let context: OAEPContext
+    private let context: RSAContext
     private var output: [UInt8]
     private let input = [UInt8](repeating: 0x5a, count: 32)
 
     public init(key: DevicePublicKey) throws(SealError) {
         self.key = key
-        self.context = try OAEPContext.forEncryption(with: key.key)
+        self.context = try RSAContext.forOAEPEncryption(with: key.key)
         self.output = [UInt8](repeating: 0, count: key.modulusBytes)
     }
 

@@ -16,7 +16,7 @@ import Darwin
 /// brings it to about 0.1 µs each.
 ///
 /// Why this is as safe as one `RAND_bytes` call per envelope:
-/// - Same generator, same bytes: every key and nonce is CSPRNG output that no other
+/// - Same generator, same bytes: every key, nonce and seed is CSPRNG output that no other
 ///   envelope ever sees (the cursor only moves forward; a refill overwrites the page).
 /// - Nothing outlives its envelope: `draw` wipes the bytes it hands out from the page at
 ///   once, so after sealing the content key exists nowhere, exactly as before.
@@ -35,8 +35,8 @@ import Darwin
 ///
 /// Not thread-safe: one owner at a time (it lives in a pooled `SealingContext`).
 final class RandomReserve {
-    /// A content key and nonce.
-    static let drawLength = AESGCM.keyLength + AESGCM.nonceLength
+    /// What one envelope draws: its content key ‖ nonce ‖ OAEP seed (see `SealingContext`).
+    static let drawLength = AESGCM.keyLength + AESGCM.nonceLength + OAEPEncoding.seedLength
     static let drawsPerRefill = 32
     /// Unused bytes older than this are thrown away rather than handed out.
     static let maximumAgeNanoseconds: UInt64 = 60_000_000_000
@@ -47,7 +47,7 @@ final class RandomReserve {
     private let pageSize: Int
     private static let setAsideFlagOffset = 8
     private static let setAsideOffset = 16
-    private static let bytesOffset = 64
+    private static let bytesOffset = 128
     private static let capacity = drawLength * drawsPerRefill
     /// A non-zero word written at each refill; zero means "never filled in this process".
     private static let filledMarker: UInt64 = 0x7075_7368_6420_7276  // "pushd rv"

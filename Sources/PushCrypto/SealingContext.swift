@@ -2,8 +2,9 @@ import COpenSSL
 import Synchronization
 
 /// What sealing one envelope needs besides the recipient's key, reused across envelopes:
-/// an `EVP_CIPHER_CTX` already bound to AES-256-GCM (making one allocates provider state)
-/// and a `RandomReserve` for the content key and nonce.
+/// an `EVP_CIPHER_CTX` already bound to AES-256-GCM (making one allocates provider state),
+/// a SHA-1 context for the OAEP padding, and a `RandomReserve` for the envelope's draw:
+/// content key ‖ nonce ‖ OAEP seed (`Draw`).
 ///
 /// A pooled context is never left holding the key of an envelope already sealed. When it
 /// is given back, it is loaded at once with the key and nonce of the *next* envelope it
@@ -21,21 +22,31 @@ import Synchronization
 /// reserve's limit) draws a new one and loads it over the old. It saves the second key
 /// setup per envelope (a provider round trip, the AES key expansion and the GHASH table).
 ///
-/// `@unchecked Sendable` is safe for the same reason as `OAEPContext`: `Pool` hands each
+/// `@unchecked Sendable` is safe for the same reason as `RSAContext`: `Pool` hands each
 /// context to one thread at a time, exclusively (popped under its lock, pushed back under
 /// it), and nothing else keeps a reference while it is out.
 final class SealingContext: @unchecked Sendable {  // safe: see the proof above
     let cipher: OpaquePointer
+    let sha1: SHA1Digester
     /// Nil where the system cannot make the reserve safe (see `RandomReserve.make`).
     private let reserve: RandomReserve?
 
-    private init(cipher: OpaquePointer, reserve: RandomReserve?) {
+    /// Where each part of an envelope's `RandomReserve.drawLength` random bytes lies.
+    enum Draw {
+        static let key = 0..<AESGCM.keyLength
+        static let nonce = key.upperBound..<key.upperBound + AESGCM.nonceLength
+        static let seed = nonce.upperBound..<nonce.upperBound + OAEPEncoding.seedLength
+    }
+
+    private init(cipher: OpaquePointer, sha1: SHA1Digester, reserve: RandomReserve?) {
         self.cipher = cipher
+        self.sha1 = sha1
         self.reserve = reserve
     }
 
     /// A new context bound to AES-256-GCM, holding no key yet.
     static func make(reserve: RandomReserve?) throws(SealError) -> SealingContext {
+        let sha1 = try SHA1Digester.make()
         guard let cipher = AESGCM.cipher, let pointer = EVP_CIPHER_CTX_new() else {
             throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
         }
@@ -43,7 +54,7 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
             EVP_CIPHER_CTX_free(pointer)
             throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
         }
-        return SealingContext(cipher: pointer, reserve: reserve)
+        return SealingContext(cipher: pointer, sha1: sha1, reserve: reserve)
     }
 
     deinit {
@@ -51,17 +62,18 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         EVP_CIPHER_CTX_free(cipher)
     }
 
-    /// Writes this envelope's fresh key ‖ nonce (`RandomReserve.drawLength` bytes) to
-    /// `keyAndNonce` and leaves `cipher` loaded with them, ready to encrypt.
-    func begin(keyAndNonce: UnsafeMutableRawBufferPointer) throws(SealError) {
-        if let reserve, reserve.takeSetAside(into: keyAndNonce) { return }
+    /// Writes this envelope's fresh draw (`RandomReserve.drawLength` bytes, laid out as
+    /// `Draw` says) to `draw` and leaves `cipher` loaded with its key and nonce, ready to
+    /// encrypt.
+    func begin(draw: UnsafeMutableRawBufferPointer) throws(SealError) {
+        if let reserve, reserve.takeSetAside(into: draw) { return }
         if let reserve {
-            try reserve.draw(into: keyAndNonce)
+            try reserve.draw(into: draw)
         } else {
-            guard RAND_bytes(keyAndNonce.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(keyAndNonce.count)) == 1
+            guard RAND_bytes(draw.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(draw.count)) == 1
             else { throw .openSSL(OpenSSLErrorQueue.drain(or: "the random generator failed")) }
         }
-        guard Self.load(UnsafeRawBufferPointer(keyAndNonce), into: cipher) else {
+        guard Self.load(UnsafeRawBufferPointer(draw), into: cipher) else {
             throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM key setup failed"))
         }
     }
@@ -75,7 +87,7 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
             let next = try? reserve.setAside()
             replaced = next.map { Self.load($0, into: cipher) } ?? false
         } else {
-            replaced = Self.blankKeyAndNonce.withUnsafeBytes { Self.load($0, into: cipher) }
+            replaced = Self.blankDraw.withUnsafeBytes { Self.load($0, into: cipher) }
         }
         // The failure is not the caller's to report (its envelope is sealed): clear it, so
         // that it cannot be blamed on a later call on this thread.
@@ -83,14 +95,15 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         return replaced
     }
 
-    private static func load(_ keyAndNonce: UnsafeRawBufferPointer, into cipher: OpaquePointer) -> Bool {
+    private static func load(_ draw: UnsafeRawBufferPointer, into cipher: OpaquePointer) -> Bool {
         AESGCM.load(
-            key: UnsafeRawBufferPointer(rebasing: keyAndNonce[..<AESGCM.keyLength]),
-            nonce: UnsafeRawBufferPointer(rebasing: keyAndNonce[AESGCM.keyLength...]), into: cipher)
+            key: UnsafeRawBufferPointer(rebasing: draw[Draw.key]),
+            nonce: UnsafeRawBufferPointer(rebasing: draw[Draw.nonce]), into: cipher)
     }
 
-    /// An all-zero key and nonce, loaded into a context that has no reserve before pooling.
-    private static let blankKeyAndNonce = [UInt8](repeating: 0, count: RandomReserve.drawLength)
+    /// An all-zero draw, whose key and nonce are loaded into a context that has no reserve
+    /// before pooling.
+    private static let blankDraw = [UInt8](repeating: 0, count: RandomReserve.drawLength)
 
     static let pool = Pool()
 

@@ -4,10 +4,10 @@ import Testing
 @Suite("Sealing contexts")
 struct SealingContextTests {
     /// Begins an envelope, encrypts with the context and opens with the key and nonce
-    /// `begin` returned (the context must hold exactly those); returns key ‖ nonce.
+    /// `begin` returned (the context must hold exactly those); returns the whole draw.
     static func sealAndOpen(_ context: SealingContext) throws -> [UInt8] {
-        try withDrawBuffer { keyAndNonce in
-            try context.begin(keyAndNonce: keyAndNonce)
+        try withDrawBuffer { draw in
+            try context.begin(draw: draw)
             let plaintext = Array("a notification".utf8)
             var cipherText = [UInt8](repeating: 0, count: plaintext.count)
             var tag = [UInt8](repeating: 0, count: AESGCM.tagLength)
@@ -18,8 +18,8 @@ struct SealingContextTests {
                     }
                 }
             }
-            let key = UnsafeRawBufferPointer(rebasing: keyAndNonce[..<AESGCM.keyLength])
-            let nonce = Array(keyAndNonce[AESGCM.keyLength...])
+            let key = UnsafeRawBufferPointer(rebasing: draw[SealingContext.Draw.key])
+            let nonce = Array(draw[SealingContext.Draw.nonce])
             #expect(try AESGCM.open(cipherText, key: key, nonce: nonce, tag: tag) == plaintext)
         }
     }

@@ -155,7 +155,7 @@ final class WorkerFixture: @unchecked Sendable {
         for process in processes.get() where process.isRunning { process.kill9() }
         try? await amqp.waitUntilConnected(timeout: .seconds(30))
         _ = await waitUntilEveryQueueHasALeader()
-        try? await amqp.delete(topology)
+        _ = try? await amqp.delete(topology)
         for queue in extraQueues.get() { try? await amqp.deleteQueue(queue) }
         await amqp.close()
         await pool.shutdown()
