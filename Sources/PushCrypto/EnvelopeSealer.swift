@@ -52,7 +52,7 @@ public enum EnvelopeSealer {
         }
     }
 
-    /// Seals into one scratch buffer laid out as
+    /// Seals into one scratch buffer (the context's own, see `SealingContext.scratch`) laid out as
     /// draw (key ‖ nonce ‖ OAEP seed) ‖ tag ‖ padded block ‖ wrapped key ‖ ciphertext, hands
     /// the parts to `body`, then wipes what is secret: the AES key, the seed and the padded
     /// block (which the wrap wipes itself) never outlive this call.
@@ -63,12 +63,15 @@ public enum EnvelopeSealer {
         let drawLength = RandomReserve.drawLength, tagLength = AESGCM.tagLength
         let blockLength = recipient.modulusBytes
         let size = drawLength + tagLength + 2 * blockLength + plaintext.count
-        // Heap, not `withUnsafeTemporaryAllocation`: above 1 KiB that asks the runtime whether
-        // the stack has room on every call, which cost more than the allocation.
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let context = try SealingContext.pool.take()
+        var sealed = false
+        // Declared first, so it runs last: the scratch is wiped before another thread can
+        // take the context.
+        defer { SealingContext.pool.giveBack(context, reusable: sealed) }
+        let scratch = context.scratch(byteCount: size)
         defer {
             OPENSSL_cleanse(scratch.baseAddress, drawLength)
-            scratch.deallocate()
+            context.endScratch(scratch)
         }
         func region(_ offset: Int, _ length: Int) -> UnsafeMutableRawBufferPointer {
             UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<offset + length])
@@ -79,9 +82,6 @@ public enum EnvelopeSealer {
         let encodedBlock = region(drawLength + tagLength, blockLength)
         let wrappedKey = region(drawLength + tagLength + blockLength, blockLength)
         let cipherText = region(size - plaintext.count, plaintext.count)
-        let context = try SealingContext.pool.take()
-        var sealed = false
-        defer { SealingContext.pool.giveBack(context, reusable: sealed) }
         try context.begin(draw: draw)
         try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
         try recipient.wrap(

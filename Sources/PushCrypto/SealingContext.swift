@@ -28,6 +28,14 @@ import Synchronization
 final class SealingContext: @unchecked Sendable {  // safe: see the proof above
     let cipher: OpaquePointer
     let sha1: SHA1Digester
+    /// The memory one envelope is sealed in, kept from envelope to envelope: an envelope
+    /// (about 1.7 KiB for a push) is past the size glibc keeps per-thread caches for, so a
+    /// fresh buffer each time went through the allocator's slow path and onto cold memory.
+    /// Between envelopes it holds only what they published (ciphertexts, tags, wrapped
+    /// keys): the sealer wipes the draw and the wrap wipes the padded block.
+    private let keptScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: SealingContext.keptScratchLength, alignment: 16)
+    /// Enough for any push's envelope; a larger one gets a buffer of its own.
+    static let keptScratchLength = 8 * 1024
     /// Nil where the system cannot make the reserve safe (see `RandomReserve.make`).
     private let reserve: RandomReserve?
 
@@ -60,6 +68,20 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
     deinit {
         // Cleanses the provider state (key schedule included) before freeing it.
         EVP_CIPHER_CTX_free(cipher)
+        keptScratch.deallocate()
+    }
+
+    /// Scratch memory for one envelope of `byteCount` bytes, uninitialised; hand it back to
+    /// `endScratch` once the envelope is sealed (and its secrets wiped).
+    func scratch(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+        guard byteCount <= Self.keptScratchLength else {
+            return UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        }
+        return UnsafeMutableRawBufferPointer(rebasing: keptScratch[..<byteCount])
+    }
+
+    func endScratch(_ scratch: UnsafeMutableRawBufferPointer) {
+        if scratch.baseAddress != keptScratch.baseAddress { scratch.deallocate() }
     }
 
     /// Writes this envelope's fresh draw (`RandomReserve.drawLength` bytes, laid out as

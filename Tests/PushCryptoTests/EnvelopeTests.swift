@@ -16,7 +16,7 @@ enum TestKeys {
 @Suite("Envelope sealing and opening")
 struct EnvelopeTests {
     @Test("round trip for plaintexts from empty to past the largest that fits a push",
-          arguments: [0, 1, 15, 16, 17, 31, 32, 33, 255, 1024, 2048, 2700, 2760, 4096])
+          arguments: [0, 1, 15, 16, 17, 31, 32, 33, 255, 1024, 2048, 2700, 2760, 4096, 7600, 7700, 20_000])
     func roundTrip(size: Int) throws {
         let plaintext = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let publicKey = try TestKeys.devicePublic
