@@ -124,11 +124,11 @@ public final class DevicePublicKey: Sendable {
     /// the padded block, which determines the secret, and is wiped before this returns.
     func wrap(
         _ secret: UnsafeRawBufferPointer, seed: UnsafeRawBufferPointer, encoded: UnsafeMutableRawBufferPointer,
-        using sha1: SHA1Digester, into output: UnsafeMutableRawBufferPointer
+        into output: UnsafeMutableRawBufferPointer
     ) throws(SealError) {
         precondition(output.count >= modulusBytes && encoded.count == modulusBytes)
         defer { OPENSSL_cleanse(encoded.baseAddress, encoded.count) }
-        try OAEPEncoding.encode(secret, seed: seed, into: encoded, using: sha1)
+        try OAEPEncoding.encode(secret, seed: seed, into: encoded)
         let context = try takeContext()
         var outputLength = modulusBytes
         let status = EVP_PKEY_encrypt(

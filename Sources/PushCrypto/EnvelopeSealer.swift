@@ -86,7 +86,7 @@ public enum EnvelopeSealer {
         try AESGCM.encrypt(plaintext, cipherText: cipherText, tag: tag, in: context.cipher)
         try recipient.wrap(
             UnsafeRawBufferPointer(region(SealingContext.Draw.key)), seed: UnsafeRawBufferPointer(region(SealingContext.Draw.seed)),
-            encoded: encodedBlock, using: context.sha1, into: wrappedKey)
+            encoded: encodedBlock, into: wrappedKey)
         sealed = true
         return body(EnvelopeParts(
             encryptedKey: UnsafeRawBufferPointer(wrappedKey), cipherText: UnsafeRawBufferPointer(cipherText),

@@ -1,4 +1,5 @@
 import COpenSSL
+import COpenSSLShims
 
 /// EME-OAEP encoding (RFC 8017 §7.1.1, step 2) with SHA-1, MGF1-SHA-1 and the empty label:
 /// the padding the iOS (`.rsaEncryptionOAEPSHA1`) and Android
@@ -9,9 +10,10 @@ import COpenSSL
 /// `RAND_bytes` call of its own inside every encryption, about 1.7 µs (a DRBG rekey through
 /// the provider layer and a `getpid` system call) whatever the length, the largest cost of
 /// an envelope after the modular exponentiation. Taking the seed from the envelope's
-/// `RandomReserve` draw, with the content key and nonce, removes that call; the encoding is
-/// the same thirteen SHA-1 blocks OpenSSL computes. RSA Laboratories' published vectors for
-/// a 2048-bit key (`OAEPEncodingTests`) hold it to the standard byte for byte, and every
+/// `RandomReserve` draw, with the content key and nonce, removes that call. The masks are
+/// the SHA-1 blocks OpenSSL computes too, through its low-level SHA-1 (see
+/// `pushd_sha1_with_counter`). RSA Laboratories' published vectors for a 2048-bit key
+/// (`OAEPEncodingTests`) hold the encoding to the standard byte for byte, and every
 /// envelope still opens with OpenSSL's own OAEP decryption.
 enum OAEPEncoding {
     static let hashLength = 20
@@ -31,7 +33,7 @@ enum OAEPEncoding {
     /// wipes it once the RSA operation has consumed it.
     static func encode(
         _ message: UnsafeRawBufferPointer, seed: UnsafeRawBufferPointer,
-        into encoded: UnsafeMutableRawBufferPointer, using sha1: SHA1Digester
+        into encoded: UnsafeMutableRawBufferPointer
     ) throws(SealError) {
         let blockLength = encoded.count
         precondition(seed.count == seedLength && message.count <= maximumMessageLength(modulusBytes: blockLength))
@@ -46,16 +48,15 @@ enum OAEPEncoding {
         dataBlock[messageStart - 1] = 0x01
         UnsafeMutableRawBufferPointer(rebasing: dataBlock[messageStart...]).copyMemory(from: message)
         // maskedDB = DB ⊕ MGF1(seed), then maskedSeed = seed ⊕ MGF1(maskedDB).
-        try maskGeneration(from: UnsafeRawBufferPointer(seedRegion), xoringInto: dataBlock, using: sha1)
-        try maskGeneration(from: UnsafeRawBufferPointer(dataBlock), xoringInto: seedRegion, using: sha1)
+        try maskGeneration(from: UnsafeRawBufferPointer(seedRegion), xoringInto: dataBlock)
+        try maskGeneration(from: UnsafeRawBufferPointer(dataBlock), xoringInto: seedRegion)
     }
 
     /// MGF1-SHA-1 (RFC 8017 §B.2.1): XORs SHA-1(seed ‖ counter) for counter 0, 1, … over
     /// `target`, block by block. The digest buffer is wiped afterwards: the mask over the
     /// data block is what hides the content key.
     private static func maskGeneration(
-        from seed: UnsafeRawBufferPointer, xoringInto target: UnsafeMutableRawBufferPointer,
-        using sha1: SHA1Digester
+        from seed: UnsafeRawBufferPointer, xoringInto target: UnsafeMutableRawBufferPointer
     ) throws(SealError) {
         var mask = (UInt64(0), UInt64(0), UInt64(0))  // 24 bytes: one SHA-1 digest
         defer { OPENSSL_cleanse(&mask, MemoryLayout.size(ofValue: mask)) }
@@ -63,49 +64,15 @@ enum OAEPEncoding {
             var offset = 0
             var counter: UInt32 = 0
             while offset < target.count {
-                try sha1.digest(seed, counter: counter, into: mask)
+                guard pushd_sha1_with_counter(
+                    seed.baseAddress?.assumingMemoryBound(to: UInt8.self), seed.count, counter,
+                    mask.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 1
+                else { throw .openSSL(OpenSSLErrorQueue.drain(or: "SHA-1 failed")) }
                 let count = min(hashLength, target.count - offset)
                 for index in 0..<count { target[offset + index] ^= mask[index] }
                 offset += count
                 counter += 1
             }
         }
-    }
-}
-
-/// A reusable SHA-1 context for `OAEPEncoding`. One owner at a time (it lives in a pooled
-/// `SealingContext`): not thread-safe.
-final class SHA1Digester {
-    /// Fetched once: `EVP_sha1()` looks the implementation up by name on every init.
-    /// `nonisolated(unsafe)` is safe: a fetched `EVP_MD` is immutable and shareable.
-    nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA1", nil)
-    private let context: OpaquePointer
-
-    private init(context: OpaquePointer) {
-        self.context = context
-    }
-
-    static func make() throws(SealError) -> SHA1Digester {
-        guard algorithm != nil, let context = EVP_MD_CTX_new() else {
-            throw .openSSL(OpenSSLErrorQueue.drain(or: "SHA-1 is unavailable"))
-        }
-        return SHA1Digester(context: context)
-    }
-
-    deinit {
-        EVP_MD_CTX_free(context)
-    }
-
-    /// SHA-1(bytes ‖ big-endian counter) into the first 20 bytes of `output`.
-    func digest(_ bytes: UnsafeRawBufferPointer, counter: UInt32, into output: UnsafeMutableRawBufferPointer) throws(SealError) {
-        precondition(output.count >= OAEPEncoding.hashLength)
-        var counterBytes = counter.bigEndian
-        var length: UInt32 = 0
-        guard EVP_DigestInit_ex2(context, Self.algorithm, nil) == 1,
-              EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1,
-              EVP_DigestUpdate(context, &counterBytes, 4) == 1,
-              EVP_DigestFinal_ex(context, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &length) == 1,
-              length == OAEPEncoding.hashLength
-        else { throw .openSSL(OpenSSLErrorQueue.drain(or: "SHA-1 failed")) }
     }
 }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// What sealing one envelope needs besides the recipient's key, reused across envelopes:
 /// an `EVP_CIPHER_CTX` already bound to AES-256-GCM (making one allocates provider state),
-/// a SHA-1 context for the OAEP padding, and a `RandomReserve` for the envelope's draw:
+/// scratch memory, and a `RandomReserve` for the envelope's draw:
 /// content key ‖ nonce ‖ OAEP seed (`Draw`).
 ///
 /// A pooled context is never left holding the key of an envelope already sealed. When it
@@ -27,7 +27,6 @@ import Synchronization
 /// it), and nothing else keeps a reference while it is out.
 final class SealingContext: @unchecked Sendable {  // safe: see the proof above
     let cipher: OpaquePointer
-    let sha1: SHA1Digester
     /// The memory one envelope is sealed in, kept from envelope to envelope: an envelope
     /// (about 1.7 KiB for a push) is past the size glibc keeps per-thread caches for, so a
     /// fresh buffer each time went through the allocator's slow path and onto cold memory.
@@ -46,15 +45,13 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         static let seed = nonce.upperBound..<nonce.upperBound + OAEPEncoding.seedLength
     }
 
-    private init(cipher: OpaquePointer, sha1: SHA1Digester, reserve: RandomReserve?) {
+    private init(cipher: OpaquePointer, reserve: RandomReserve?) {
         self.cipher = cipher
-        self.sha1 = sha1
         self.reserve = reserve
     }
 
     /// A new context bound to AES-256-GCM, holding no key yet.
     static func make(reserve: RandomReserve?) throws(SealError) -> SealingContext {
-        let sha1 = try SHA1Digester.make()
         guard let cipher = AESGCM.cipher, let pointer = EVP_CIPHER_CTX_new() else {
             throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM is unavailable"))
         }
@@ -62,7 +59,7 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
             EVP_CIPHER_CTX_free(pointer)
             throw .openSSL(OpenSSLErrorQueue.drain(or: "AES-256-GCM init failed"))
         }
-        return SealingContext(cipher: pointer, sha1: sha1, reserve: reserve)
+        return SealingContext(cipher: pointer, reserve: reserve)
     }
 
     deinit {

@@ -10,14 +10,13 @@ struct OAEPEncodingTests {
     /// Wraps `message` with `seed` as sealing does; returns the ciphertext and what the
     /// padded-block scratch holds afterwards.
     static func wrap(_ message: [UInt8], seed: [UInt8], for key: DevicePublicKey) throws -> (cipherText: [UInt8], scratch: [UInt8]) {
-        let sha1 = try SHA1Digester.make()
         var encoded = [UInt8](repeating: 0xa5, count: key.modulusBytes)
         var output = [UInt8](repeating: 0, count: key.modulusBytes)
         try message.withUnsafeBytes { message in
             try seed.withUnsafeBytes { seed in
                 try encoded.withUnsafeMutableBytes { encoded in
                     try output.withUnsafeMutableBytes { output in
-                        try key.wrap(message, seed: seed, encoded: encoded, using: sha1, into: output)
+                        try key.wrap(message, seed: seed, encoded: encoded, into: output)
                     }
                 }
             }

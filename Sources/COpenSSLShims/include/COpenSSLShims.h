@@ -5,6 +5,7 @@
 /// macros that expand to variadic calls). Each one is a one-line forward: no logic here.
 
 #include <stddef.h>
+#include <stdint.h>
 #include <openssl/evp.h>
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
@@ -31,4 +32,9 @@ long pushd_ssl_enable_partial_writes(SSL *ssl);
 
 /// `SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)`: HTTP/2 requires TLS 1.2 or later.
 int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx);
+
+/// SHA-1(`data` ‖ big-endian `counter`) into `digest` (20 bytes): one MGF1 block. Not a
+/// forward like the rest: it goes through OpenSSL's low-level SHA-1 functions rather than
+/// EVP, for the reason `sha1_counter.c` gives. Returns 1 on success.
+int pushd_sha1_with_counter(const unsigned char *data, size_t length, uint32_t counter, unsigned char *digest);
 #endif
