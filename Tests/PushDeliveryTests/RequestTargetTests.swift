@@ -31,6 +31,34 @@ struct RequestTargetTests {
         #expect(target.authority == String(url.dropFirst("https://".count)[..<(authorityEnd ?? url.endIndex)]))
     }
 
+    @Test("a URL to a known origin reuses it and reads the same target as a fresh parse", arguments: [
+        "https://api.push.apple.com/3/device/abcd",
+        "https://127.0.0.1:37183/3/device/00ff",
+        "https://[::1]:8443/v1/projects/p/messages:send",
+        "https://example.com",
+        "https://example.com?x=1",
+        "https://example.com:8443/a/b?c=d&e=f",
+    ])
+    func reusesKnownOrigin(url: String) throws {
+        let authorityEnd = url.dropFirst("https://".count).firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+        let known = try RequestTarget(url: String(url[..<authorityEnd]) + "/elsewhere").origin
+        let other = try RequestTarget(url: "https://unrelated.example.org/").origin
+        let reused = try RequestTarget(url: url, reusing: [other, known])
+        #expect(reused.origin === known)
+        #expect(reused == (try RequestTarget(url: url)))
+    }
+
+    @Test("an origin is not reused for a URL whose authority only begins the same", arguments: [
+        "https://example.com.evil.org/a", "https://example.comx/a", "https://example.com:8443/a", "https://example.com@evil.org/a",
+    ])
+    func longerAuthorityNotReused(url: String) throws {
+        let known = try RequestTarget(url: "https://example.com/a").origin
+        let fresh = try? RequestTarget(url: url)
+        let reused = try? RequestTarget(url: url, reusing: [known])
+        #expect(reused?.origin !== known)
+        #expect(reused == fresh)
+    }
+
     @Test("refused: other schemes, user information, no host, bad ports, whitespace", arguments: [
         "http://127.0.0.1/x", "https://", "https:///path", "https://user@host/x", "https://host:0/x",
         "https://host:65536/x", "https://host:12ab/x", "https://host:/x", "https://ho st/x", "https://[::1/x",

@@ -61,6 +61,10 @@ public final class HTTP2Client: Service {
     private let loop: Loop
     private let inFlight: AsyncSemaphore
     private let nextID = Atomic<UInt64>(0)
+    /// The origins requests went to lately (a client talks to one or two hosts): a request
+    /// to one of them reuses its parsed authority (see `RequestTarget.init(url:reusing:)`).
+    private let recentOrigins = Mutex<[RequestTarget.Origin]>([])
+    private static let recentOriginsKept = 4
 
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "http2")) throws(HTTPClientError) {
         switch configuration.engine {
@@ -101,10 +105,17 @@ public final class HTTP2Client: Service {
 
     private func send(_ request: HTTPRequest, id: UInt64, on loop: NativeHTTP2Loop) async throws(HTTPClientError) -> HTTPResponse {
         let target: RequestTarget
+        let known = recentOrigins.withLock { $0 }
         do {
-            target = try RequestTarget(url: request.url)
+            target = try RequestTarget(url: request.url, reusing: known)
         } catch {
             throw .transport(code: -1, message: "the nghttp2 engine sends https:// URLs only: \(error)")
+        }
+        if !known.contains(where: { $0 === target.origin }) {
+            recentOrigins.withLock { origins in
+                if origins.count == Self.recentOriginsKept { origins.removeFirst() }
+                origins.append(target.origin)
+            }
         }
         let exchange = Exchange(id: id, request: request, target: target, now: .now)
         let result = await withTaskCancellationHandler {

@@ -5,13 +5,40 @@
 /// `https://host[:port]/path`, and going through Foundation (`URL`, or even
 /// `StringProtocol.contains`) cost 4% of a worker's CPU.
 struct RequestTarget: Sendable, Equatable {
-    /// The host as written, without brackets for IPv6 literals.
-    let host: String
-    let port: Int
-    /// `host[:port]` (IPv6 in brackets), the `:authority` pseudo-header.
-    let authority: String
+    /// The scheme and authority of a URL, parsed once and shared by every request that goes
+    /// there (see `init(url:reusing:)`).
+    final class Origin: Sendable, Equatable {
+        /// The host as written, without brackets for IPv6 literals.
+        let host: String
+        let port: Int
+        /// `host[:port]` (IPv6 in brackets), the `:authority` pseudo-header.
+        let authority: String
+        /// Connections are shared by host and port.
+        let connectionKey: String
+        /// `https://` and the authority, as the URL spelled them.
+        fileprivate let prefix: [UInt8]
+
+        fileprivate init(host: String, port: Int, authority: String) {
+            self.host = host
+            self.port = port
+            self.authority = authority
+            self.connectionKey = "\(host)|\(port)"
+            self.prefix = RequestTarget.scheme + Array(authority.utf8)
+        }
+
+        static func == (left: Origin, right: Origin) -> Bool {
+            left.host == right.host && left.port == right.port && left.authority == right.authority
+        }
+    }
+
+    let origin: Origin
     /// Path and query, at least "/".
     let path: String
+
+    var host: String { origin.host }
+    var port: Int { origin.port }
+    var authority: String { origin.authority }
+    var connectionKey: String { origin.connectionKey }
 
     enum ParseError: Error, Equatable {
         case notHTTPS
@@ -19,20 +46,43 @@ struct RequestTarget: Sendable, Equatable {
     }
 
     init(url: String) throws(ParseError) {
-        var url = url
-        let parsed = url.withUTF8 { bytes in Self.parse(bytes) }
-        guard case .success(let parts) = parsed else {
-            if case .failure(let error) = parsed { throw error }
-            throw .notHTTPS
-        }
-        (host, port, authority, path) = parts
-        connectionKey = "\(host)|\(port)"
+        try self.init(url: url, reusing: [])
     }
 
-    /// Connections are shared by host and port.
-    let connectionKey: String
+    /// Parses `url`, taking its origin from `known` when the URL starts with one of them
+    /// (the same `https://` and authority, then the path, the query or nothing): what the
+    /// parse would have found, without reading the authority again or making its strings.
+    /// A push's URL differs from the last one only in its path.
+    init(url: String, reusing known: [Origin]) throws(ParseError) {
+        var url = url
+        let parsed = url.withUTF8 { bytes -> Result<(Origin, String), ParseError> in
+            for origin in known {
+                if let path = Self.path(of: bytes, after: origin.prefix) { return .success((origin, path)) }
+            }
+            return Self.parse(bytes).map { host, port, authority, path in
+                (Origin(host: host, port: port, authority: authority), path)
+            }
+        }
+        switch parsed {
+        case .success(let parts): (origin, path) = parts
+        case .failure(let error): throw error
+        }
+    }
 
-    private static let scheme = Array("https://".utf8)
+    /// The path and query of `bytes` if they start with `prefix` and the authority ends
+    /// there; nil otherwise.
+    private static func path(of bytes: UnsafeBufferPointer<UInt8>, after prefix: [UInt8]) -> String? {
+        guard bytes.count >= prefix.count, bytes.starts(with: prefix) else { return nil }
+        guard bytes.count > prefix.count else { return "/" }
+        let rest = UnsafeBufferPointer(rebasing: bytes[prefix.count...])
+        switch rest[0] {
+        case UInt8(ascii: "/"): return String(decoding: rest, as: UTF8.self)
+        case UInt8(ascii: "?"): return "/" + String(decoding: rest, as: UTF8.self)
+        default: return nil
+        }
+    }
+
+    fileprivate static let scheme = Array("https://".utf8)
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<(String, Int, String, String), ParseError> {
         guard bytes.count > scheme.count, bytes.starts(with: scheme) else { return .failure(.notHTTPS) }
