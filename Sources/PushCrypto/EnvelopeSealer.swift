@@ -105,7 +105,7 @@ struct EnvelopeParts {
     /// Compact JSON, fields in the wire order. Written by hand into one buffer: base64
     /// needs no escaping.
     func json(keyID: String?) -> String {
-        let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
+        let kid = KeyIDField(keyID, quoted: false)
         return String(unsafeUninitializedCapacity: capacity(kid: kid)) { buffer in
             write(Self.plainNames, kid: kid, into: UnsafeMutableRawBufferPointer(buffer))
         }
@@ -115,20 +115,47 @@ struct EnvelopeParts {
     /// escapes) escaped. The base64 fields need no escaping, so only the fixed field names
     /// and the key id differ from `json`.
     func quotedJSON(keyID: String?) -> QuotedEnvelopeJSON {
-        let kid = keyID.map { ",\"kid\":" + JSONString.quote($0) }
-        // Quoting the key id's JSON again and dropping the outer quotes escapes it for use
-        // inside a string value; a key id that needs no escape only has its quotes escaped.
-        let escapedKid = keyID.map { id in
-            JSONString.needsNoEscape(id)
-                ? ",\\\"kid\\\":\\\"" + id + "\\\""
-                : String(JSONString.quote(",\"kid\":" + JSONString.quote(id)).dropFirst().dropLast())
-        }
-        let quotedLength = Self.length(of: Self.quotedNames) + base64Length + (escapedKid?.utf8.count ?? 0)
+        let escapedKid = KeyIDField(keyID, quoted: true)
+        let quotedLength = Self.length(of: Self.quotedNames) + base64Length + escapedKid.length
         let bytes = [UInt8](unsafeUninitializedCapacity: quotedLength) { buffer, count in
             count = write(Self.quotedNames, kid: escapedKid, into: UnsafeMutableRawBufferPointer(buffer))
         }
         // The JSON it encodes is exactly what `json` writes.
-        return QuotedEnvelopeJSON(bytes: bytes, textLength: capacity(kid: kid))
+        return QuotedEnvelopeJSON(bytes: bytes, textLength: capacity(kid: KeyIDField(keyID, quoted: false)))
+    }
+
+    /// The `kid` member as the envelope writes it, as JSON or (`quoted`) as that JSON
+    /// inside a string value. A key id that needs no escape (every id a device makes) is
+    /// written from its own bytes between fixed text, so no string is built for it per
+    /// envelope; any other is quoted as JSON (and quoted again, without the outer quotes,
+    /// for use inside a string value).
+    enum KeyIDField {
+        case absent
+        case verbatim(opening: StaticString, id: String, closing: StaticString)
+        case escaped(String)
+
+        init(_ keyID: String?, quoted: Bool) {
+            guard let keyID else {
+                self = .absent
+                return
+            }
+            if JSONString.needsNoEscape(keyID) {
+                self = quoted
+                    ? .verbatim(opening: ",\\\"kid\\\":\\\"", id: keyID, closing: "\\\"")
+                    : .verbatim(opening: ",\"kid\":\"", id: keyID, closing: "\"")
+                return
+            }
+            let member = ",\"kid\":" + JSONString.quote(keyID)
+            self = .escaped(quoted ? String(JSONString.quote(member).dropFirst().dropLast()) : member)
+        }
+
+        var length: Int {
+            switch self {
+            case .absent: 0
+            case .verbatim(let opening, let id, let closing): opening.utf8CodeUnitCount + id.utf8.count + closing.utf8CodeUnitCount
+            case .escaped(let text): text.utf8.count
+            }
+        }
     }
 
     /// The text around the four base64 values, then the closing: as JSON, and as the same
@@ -146,8 +173,8 @@ struct EnvelopeParts {
     }
 
     /// The length of `json`'s output: exact, so it also sizes that buffer.
-    private func capacity(kid: String?) -> Int {
-        Self.length(of: Self.plainNames) + base64Length + (kid?.utf8.count ?? 0)
+    private func capacity(kid: KeyIDField) -> Int {
+        Self.length(of: Self.plainNames) + base64Length + kid.length
     }
 
     private var base64Length: Int {
@@ -156,15 +183,21 @@ struct EnvelopeParts {
     }
 
     /// Writes the envelope with `names` around its values; returns the bytes written.
-    private func write(_ names: [StaticString], kid: String?, into output: UnsafeMutableRawBufferPointer) -> Int {
+    private func write(_ names: [StaticString], kid: KeyIDField, into output: UnsafeMutableRawBufferPointer) -> Int {
         var writer = Writer(output: output)
         writer.append(names[0], base64: encryptedKey)
         writer.append(names[1], base64: cipherText)
         writer.append(names[2], base64: nonce)
         writer.append(names[3], base64: tag)
         writer.append(names[4])
-        if var kid {
-            kid.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+        switch kid {
+        case .absent: break
+        case .verbatim(let opening, var id, let closing):
+            writer.append(opening)
+            id.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+            writer.append(closing)
+        case .escaped(var text):
+            text.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
         }
         writer.append(names[5])
         return writer.cursor

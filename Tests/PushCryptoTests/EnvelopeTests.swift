@@ -48,7 +48,7 @@ struct EnvelopeTests {
     }
 
     @Test("the quoted form is the envelope JSON as a JSON string value, its length that of the JSON",
-          arguments: [nil, "device-key-2026", "k\"1\\", "k\u{1}\n\t/é"])
+          arguments: [nil, "device-key-2026", "clé-ключ-2026", "k\"1\\", "k\u{1}\n\t/é"])
     func quotedJSON(keyID: String?) throws {
         let plaintext = Array("{\"title\":\"hi\"}".utf8)
         let quoted = try EnvelopeSealer.sealQuotedJSON(plaintext, for: try TestKeys.devicePublic, keyID: keyID)

@@ -389,8 +389,14 @@ final class H2Connection {
     }
 
     func received(header name: String, value: String, for streamID: Int32) {
-        streams[streamID]?.responseHeaders[name] = value
+        guard let exchange = streams[streamID] else { return }
+        // Room for a response's few headers at once, instead of regrowing at the 2nd and 3rd.
+        if exchange.responseHeaders.isEmpty { exchange.responseHeaders.reserveCapacity(Self.expectedResponseHeaders) }
+        exchange.responseHeaders[name] = value
     }
+
+    /// More than APNs or FCM send with a response (APNs: `apns-id`, `apns-unique-id`).
+    private static let expectedResponseHeaders = 6
 
     /// Appends body bytes; past the response size limit the stream is reset instead.
     func received(body: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
