@@ -3,10 +3,15 @@ import Synchronization
 /// Counting semaphore for tasks: `acquire` suspends (never blocks a thread) until a permit
 /// is free. Used to bound in-flight work (HTTP/2 requests, encryptions per job).
 /// Waiters are served first come, first served; a cancelled waiter gives up its place.
+///
+/// Waiters hold unsafe continuations (a checked one allocates a tracking object, and a busy
+/// semaphore suspends a task per permit). Each is resumed exactly once: by `acquire` itself
+/// when a permit is free or the task is already cancelled (it was never queued), or by
+/// whoever takes it out of `waiters` under the lock (`release`, the cancellation handler).
 public final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
-        var waiters = FIFOQueue<(id: UInt64, continuation: CheckedContinuation<Bool, Never>)>()
+        var waiters = FIFOQueue<(id: UInt64, continuation: UnsafeContinuation<Bool, Never>)>()
         var nextID: UInt64 = 0
     }
 
@@ -29,7 +34,7 @@ public final class AsyncSemaphore: Sendable {
             return state.nextID
         }
         let granted = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
                 let immediate = state.withLock { state -> Bool? in
                     if Task.isCancelled { return false }
                     if state.available > 0 && state.waiters.isEmpty {
@@ -53,7 +58,7 @@ public final class AsyncSemaphore: Sendable {
 
     /// Returns a permit, waking the longest waiter if any.
     public func release() {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
             if state.waiters.isEmpty {
                 state.available += 1
                 return nil

@@ -119,7 +119,7 @@ public final class HTTP2Client: Service {
         }
         let exchange = Exchange(id: id, request: request, target: target, now: .now)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: Exchange.Completion) in
+            await withUnsafeContinuation { (continuation: Exchange.Completion) in
                 exchange.continuation = continuation
                 if !loop.submit(exchange) {
                     exchange.complete(.failure(.shutDown))

@@ -5,7 +5,12 @@
 /// inbox; from then on only the loop thread reads or writes it, including nghttp2's
 /// callbacks, which run inside the loop's own `nghttp2_session_mem_recv`/`mem_send` calls.
 final class Exchange: @unchecked Sendable {  // safe: see the proof above
-    typealias Completion = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
+    /// Unsafe rather than checked: a checked continuation allocates a tracking object per
+    /// request, one of the costs of every push. It is resumed exactly once because only
+    /// `complete` resumes it, and `complete` clears it; and it is always resumed, because
+    /// every exchange the loop takes ends in `complete` (answered, failed, timed out,
+    /// cancelled or shut down), as does one the loop refused.
+    typealias Completion = UnsafeContinuation<Result<HTTPResponse, HTTPClientError>, Never>
 
     /// Responses larger than this are refused (the stream is reset), as libcurl's engine does.
     static let maximumResponseBytes = 1 << 20
