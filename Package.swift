@@ -26,6 +26,9 @@ let package = Package(
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CRabbitMQShims", dependencies: ["CRabbitMQ"]),
+        // The executable's allocator (see allocator.c): linked by `pushd` only, so the
+        // libraries' users keep their own.
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Foundations: no C library beyond OpenSSL for the crypto module.
         .target(name: "PushRuntime"),
@@ -65,8 +68,8 @@ let package = Package(
         .executableTarget(
             name: "pushd",
             dependencies: [
-                "PushBenchmarks", "PushClient", "PushCommandLine", "PushCrypto", "PushDelivery", "PushModel", "PushProducer", "PushQueue",
-                "PushRuntime", "PushStore", "PushWorker",
+                "CJemalloc", "PushBenchmarks", "PushClient", "PushCommandLine", "PushCrypto", "PushDelivery", "PushModel", "PushProducer",
+                "PushQueue", "PushRuntime", "PushStore", "PushWorker",
             ]
         ),
 

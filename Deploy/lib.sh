@@ -24,7 +24,7 @@ ensure_debian_packages() {
 
 # The C libraries the Swift package links, and the tools the build needs.
 ensure_build_dependencies() {
-    ensure_debian_packages pkg-config libssl-dev libpq-dev librabbitmq-dev libcurl4-openssl-dev libnghttp2-dev openssl nghttp2-client
+    ensure_debian_packages pkg-config libssl-dev libpq-dev librabbitmq-dev libcurl4-openssl-dev libnghttp2-dev libjemalloc-dev openssl nghttp2-client
     command -v swift >/dev/null || { log "the Swift toolchain is not on PATH"; exit 1; }
 }
 

@@ -22,7 +22,7 @@ enum WorkerCommand: Subcommand {
         """
 
     static func run(_ arguments: [String]) async throws(CLIError) {
-        MallocArenas.capAtCoreCount()
+        if !Allocator.isJemalloc { MallocArenas.capAtCoreCount() }
         let parsed = try ParsedArguments(arguments, options: ["config"])
         let logger = Logger(label: "pushd.worker")
         let configuration: WorkerConfiguration
@@ -35,6 +35,7 @@ enum WorkerCommand: Subcommand {
             "apns_bundles": .string(configuration.apns.flatMap(\.bundleIDs).joined(separator: ",")),
             "fcm_projects": .string(configuration.fcm.map(\.account.projectID).joined(separator: ",")),
             "prefetch": .int(configuration.prefetch), "max_in_flight": .int(configuration.maxInFlightDeliveries),
+            "allocator": .string(Allocator.name),
         ])
         do { try await assembly.run(logger: logger) } catch { throw .failure("worker stopped: \(error)") }
         logger.info("worker stopped")
