@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import PushCommandLine
 import PushCrypto
-import PushRuntime
 import Synchronization
 
 /// Envelope sealing against the bare RSA operation it cannot avoid, in one run.
@@ -24,7 +23,7 @@ enum CryptoBenchmark {
         let envelopesAllCores = measure(seconds: seconds, threads: cores) { sealOnce(plaintext, key) }
         let ratio = envelopesOneCore / rawOneCore
 
-        StandardStreams.write(line: "bench crypto: RSA-2048, \(plaintext.count)-byte JSON plaintext, \(seconds) s per figure, \(cores) cores, \(Allocator.name)")
+        StandardStreams.write(line: "bench crypto: RSA-2048, \(plaintext.count)-byte JSON plaintext, \(seconds) s per figure, \(cores) cores")
         StandardStreams.write(line: String(format: "  raw RSA-OAEP-SHA1 public encrypt, 1 core : %10.0f ops/s", rawOneCore))
         StandardStreams.write(line: String(format: "  envelopes sealed (JSON as the worker embeds it), 1 core: %10.0f envelopes/s", envelopesOneCore))
         StandardStreams.write(line: String(format: "  envelopes sealed (binary parts), 1 core  : %10.0f envelopes/s", binaryOneCore))

@@ -110,8 +110,9 @@ struct FanOutTests {
             let logs = worker.log + cleanup.log
             #expect(!logs.contains("Secret title") && !logs.contains("private message"))
             for device in devices.prefix(200) { #expect(!logs.contains(device.token), "a whole token was logged") }
-            // The executable runs on the allocator it links (CJemalloc), not glibc's.
-            #expect(worker.log.contains(#""allocator":"jemalloc "#), "worker log:\n\(worker.log.prefix(2000))")
+            // The executable runs on the allocator it links (CJemalloc), with its settings.
+            #expect(worker.log.contains(#""allocator":"jemalloc "#) && worker.log.contains("narenas 1, dirty_decay_ms 1000"),
+                    "worker log:\n\(worker.log.prefix(2000))")
 
             #expect(await worker.terminate(timeout: .seconds(30)) == 0)
             #expect(await cleanup.terminate(timeout: .seconds(30)) == 0)

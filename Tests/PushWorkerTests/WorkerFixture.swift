@@ -156,7 +156,7 @@ final class WorkerFixture: @unchecked Sendable {
         try? await amqp.waitUntilConnected(timeout: .seconds(30))
         _ = await waitUntilEveryQueueHasALeader()
         _ = try? await amqp.delete(topology)
-        for queue in extraQueues.get() { try? await amqp.deleteQueue(queue) }
+        for queue in extraQueues.get() { _ = try? await amqp.deleteQueue(queue) }
         await amqp.close()
         await pool.shutdown()
         await database.drop()

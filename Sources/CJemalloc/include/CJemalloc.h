@@ -1,12 +1,15 @@
 #ifndef PUSHD_CJEMALLOC_H
 #define PUSHD_CJEMALLOC_H
 
-/// The memory allocator the `pushd` executable links: jemalloc (Debian's `libjemalloc2`)
-/// instead of glibc's malloc, with the settings `allocator.c` gives it. Nothing here is
-/// called from Swift; `PushRuntime.Allocator` tells at run time which allocator is live.
+#include <stddef.h>
 
-/// jemalloc's version string, or NULL. Defined so that the executable refers to jemalloc
-/// itself and the linker keeps the library even when it drops unreferenced ones.
-const char *pushd_jemalloc_version(void);
+/// The memory allocator the `pushd` executable links: jemalloc (Debian's `libjemalloc2`)
+/// instead of glibc's malloc, with the settings `allocator.c` gives it.
+
+/// Writes "jemalloc <version>, narenas <n>, dirty_decay_ms <ms>" (the settings jemalloc
+/// runs with, read back through `mallctl`) into `buffer` and returns 1 when jemalloc is
+/// the `malloc` this process calls; returns 0 otherwise (a library loaded earlier took
+/// `malloc`), writing nothing.
+int pushd_jemalloc_describe(char *buffer, size_t capacity);
 
 #endif

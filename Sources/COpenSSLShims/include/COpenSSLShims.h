@@ -2,7 +2,8 @@
 #define PUSHD_COPENSSL_SHIMS_H
 
 /// Wrappers for OpenSSL 3 macros that Swift cannot import (function-like macros and
-/// macros that expand to variadic calls). Each one is a one-line forward: no logic here.
+/// macros that expand to variadic calls). Each one is a one-line forward with no logic,
+/// except `pushd_sha1_with_counter` at the end, which says why it is not.
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,7 +10,9 @@ import Synchronization
 /// `idsPerRefill` identifiers at a time: a `RAND_bytes` call costs about 1.7 µs whatever
 /// its length (a DRBG rekey and a `getpid` system call), 1% of a worker's CPU when made
 /// per push. An `apns-id` is no secret (APNs echoes it; it only names a push in logs), so
-/// holding the next few in memory exposes nothing.
+/// holding the next few in memory exposes nothing. The reserve is ordinary memory: a
+/// process forked with ids left would hand out the same ones as its parent, so ids could
+/// repeat, no more (pushd starts processes with `posix_spawn`, never forks).
 public enum APNsIdentifier {
     static let idsPerRefill = 256
     private static let reserve = Mutex(Reserve())

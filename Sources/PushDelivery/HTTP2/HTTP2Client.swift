@@ -113,6 +113,8 @@ public final class HTTP2Client: Service {
         }
         if !known.contains(where: { $0 === target.origin }) {
             recentOrigins.withLock { origins in
+                // Another request may have added the same origin since `known` was read.
+                guard !origins.contains(target.origin) else { return }
                 if origins.count == Self.recentOriginsKept { origins.removeFirst() }
                 origins.append(target.origin)
             }
