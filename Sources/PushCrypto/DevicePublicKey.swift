@@ -188,10 +188,11 @@ struct RSAContext: @unchecked Sendable {  // safe: see the proof above
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
             throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot allocate an RSA context"))
         }
-        let configured = initialize(context) == 1 && EVP_PKEY_CTX_set_rsa_padding(context, padding) == 1
-            && (padding != RSA_PKCS1_OAEP_PADDING
-                || (EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha1()) == 1
-                    && EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha1()) == 1))
+        var configured = initialize(context) == 1 && EVP_PKEY_CTX_set_rsa_padding(context, padding) == 1
+        if configured && padding == RSA_PKCS1_OAEP_PADDING {
+            configured = EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha1()) == 1
+                && EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha1()) == 1
+        }
         guard configured else {
             EVP_PKEY_CTX_free(context)
             throw .openSSL(OpenSSLErrorQueue.drain(or: "cannot configure RSA for OAEP-SHA1"))

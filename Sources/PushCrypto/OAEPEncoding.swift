@@ -58,7 +58,7 @@ enum OAEPEncoding {
     private static func maskGeneration(
         from seed: UnsafeRawBufferPointer, xoringInto target: UnsafeMutableRawBufferPointer
     ) throws(SealError) {
-        var mask = (UInt64(0), UInt64(0), UInt64(0))  // 24 bytes: one SHA-1 digest
+        var mask = (UInt64(0), UInt64(0), UInt64(0))  // 24 bytes, room for one 20-byte SHA-1 digest
         defer { OPENSSL_cleanse(&mask, MemoryLayout.size(ofValue: mask)) }
         try withUnsafeMutableBytes(of: &mask) { (mask) throws(SealError) in
             var offset = 0

@@ -35,8 +35,8 @@ import Darwin
 ///
 /// Not thread-safe: one owner at a time (it lives in a pooled `SealingContext`).
 final class RandomReserve {
-    /// What one envelope draws: its content key ‖ nonce ‖ OAEP seed (see `SealingContext`).
-    static let drawLength = AESGCM.keyLength + AESGCM.nonceLength + OAEPEncoding.seedLength
+    /// What one envelope draws: its content key ‖ nonce ‖ OAEP seed (`SealingContext.Draw`).
+    static let drawLength = SealingContext.Draw.length
     static let drawsPerRefill = 32
     /// Unused bytes older than this are thrown away rather than handed out.
     static let maximumAgeNanoseconds: UInt64 = 60_000_000_000

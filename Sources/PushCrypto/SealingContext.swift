@@ -43,6 +43,7 @@ final class SealingContext: @unchecked Sendable {  // safe: see the proof above
         static let key = 0..<AESGCM.keyLength
         static let nonce = key.upperBound..<key.upperBound + AESGCM.nonceLength
         static let seed = nonce.upperBound..<nonce.upperBound + OAEPEncoding.seedLength
+        static let length = seed.upperBound
     }
 
     private init(cipher: OpaquePointer, reserve: RandomReserve?) {
