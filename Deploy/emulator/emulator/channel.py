@@ -2,6 +2,10 @@
 line, tagged by its first byte: ``P`` + arrival time + an accepted push's JSON (passed on as
 bytes, never parsed) or ``M`` + a JSON message. Messages with an ``id`` expect a ``reply``
 with the same ``id``; the channel is FIFO, which the parent relies on (see workers.py).
+
+Lines are written once per event-loop turn, joined: a worker accepts one push per request,
+and a socket write for each was a system call per push on both ends. Every line goes through
+the same buffer, so the order (and with it every guarantee of workers.py) is unchanged.
 """
 from __future__ import annotations
 
@@ -46,6 +50,8 @@ class Peer:
         self._pending: dict[int, asyncio.Future] = {}
         self._next_id = 0
         self._channel: _LineChannel | None = None
+        #: Lines waiting for the end of this loop turn (``_flush``); empty when none is due.
+        self._outgoing: list[bytes] = []
         self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
         self.closed.add_done_callback(lambda _: self._fail_pending())
 
@@ -57,7 +63,15 @@ class Peer:
     def _write(self, line: bytes) -> None:
         if self._channel is None or self._channel.transport is None or self.closed.done():
             raise ConnectionError("channel closed")
-        self._channel.transport.write(line)
+        if not self._outgoing:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outgoing.append(line)
+
+    def _flush(self) -> None:
+        lines, self._outgoing = self._outgoing, []
+        if self._channel is None or self._channel.transport is None or self.closed.done():
+            return  # closed meanwhile: pending calls fail through ``closed``
+        self._channel.transport.write(b"".join(lines))
 
     def send(self, message: dict) -> None:
         self._write(b"M" + json.dumps(message, separators=(",", ":")).encode() + b"\n")

@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import IO, Iterable
 
 
+#: ``json.dumps`` with any option builds a new encoder per call; a record is encoded per push.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 @dataclass(slots=True)
 class PushRecord:
     service: str
@@ -24,9 +28,8 @@ class PushRecord:
 
     def to_json_text(self) -> str:
         """The stored form: compact JSON without ``seq`` (the log assigns it)."""
-        return json.dumps({"service": self.service, "token": self.token, "headers": self.headers,
-                           "body": self.body, "received_at": round(self.received_at, 6), **self.extra},
-                          separators=(",", ":"))
+        return _COMPACT.encode({"service": self.service, "token": self.token, "headers": self.headers,
+                                "body": self.body, "received_at": round(self.received_at, 6), **self.extra})
 
 
 class PushLog:

@@ -23,7 +23,7 @@ from h2.events import (ConnectionTerminated, DataReceived, RequestReceived, Stre
 from h2.exceptions import ProtocolError, StreamClosedError
 from h2.settings import SettingCodes, Settings as H2Settings
 
-from . import hpack_speedups
+from . import h2_speedups
 from .apns_auth import ConnectionAuth
 from .config import Settings
 from .http_types import Outcome, Request, Response, json_response
@@ -37,7 +37,7 @@ class Dispatcher(Protocol):
     def dispatch(self, request: Request, auth: ConnectionAuth) -> Outcome: ...
 
 
-hpack_speedups.install()
+h2_speedups.install()
 
 #: Request bodies are buffered up to this size; beyond it only the length is kept (the services
 #: reject such bodies anyway, and a client cannot make the emulator hold more).
