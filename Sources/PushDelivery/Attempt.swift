@@ -9,7 +9,7 @@ struct Attempt: Sendable {
         self.connectionLost = connectionLost
     }
 
-    init(sending request: HTTPRequest, with http: HTTP2Client, classify: (HTTPResponse) -> DeliveryOutcome) async {
+    nonisolated(nonsending) init(sending request: HTTPRequest, with http: HTTP2Client, classify: (HTTPResponse) -> DeliveryOutcome) async {
         do {
             outcome = classify(try await http.send(request))
             connectionLost = false

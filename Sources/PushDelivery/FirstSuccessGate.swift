@@ -9,7 +9,7 @@ final class FirstSuccessGate: Sendable {
     private let opened = Atomic<Bool>(false)
     private let single = AsyncSemaphore(permits: 1)
 
-    func run(_ body: @Sendable () async -> Attempt) async -> Attempt {
+    nonisolated(nonsending) func run(_ body: nonisolated(nonsending) @Sendable () async -> Attempt) async -> Attempt {
         if opened.load(ordering: .acquiring) { return await body() }
         do { try await single.acquire() } catch {
             return Attempt(outcome: .retryLater(reason: "shutting down", retryAfter: nil), connectionLost: false)

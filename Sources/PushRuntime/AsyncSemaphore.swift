@@ -23,7 +23,7 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// Waits for a permit. Throws `CancellationError` if the task is cancelled first.
-    public func acquire() async throws(CancellationError) {
+    public nonisolated(nonsending) func acquire() async throws(CancellationError) {
         if state.withLock({ state -> Bool in
             guard state.available > 0, state.waiters.isEmpty else { return false }
             state.available -= 1

@@ -99,7 +99,7 @@ final class JobProcessor: Sendable {
 
     /// Runs `deliver` for every device, a bounded number at once.
     func deliverAll(
-        _ devices: [Device], lane: NotificationJob.Lane = .urgent, _ deliver: @escaping @Sendable (Device) async -> DeviceOutcome
+        _ devices: [Device], lane: NotificationJob.Lane = .urgent, _ deliver: nonisolated(nonsending) @escaping @Sendable (Device) async -> DeviceOutcome
     ) async -> [DeviceResult] {
         // Discarding, with the results gathered as each ends: a finished device's task (and
         // the stack its frames grew) is freed at once instead of when the batch ends.
@@ -144,7 +144,7 @@ final class JobProcessor: Sendable {
         var all: [DeviceResult] { results.withLock { $0 } }
     }
 
-    func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
+    nonisolated(nonsending) func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
         // Seal for this device (fallback only for a legacy device or a content-free job).
         var envelope: QuotedEnvelopeJSON?
         if let publicKey = device.publicKey, let plaintext = context.plaintext {
@@ -175,7 +175,7 @@ final class JobProcessor: Sendable {
     }
 
     /// Runs one sealing under an encryption permit, timed.
-    private func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
+    private nonisolated(nonsending) func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }
         let started = ContinuousClock.now
@@ -184,7 +184,7 @@ final class JobProcessor: Sendable {
         return sealed
     }
 
-    private func sendAPNs(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
+    private nonisolated(nonsending) func sendAPNs(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
         guard let client = router.apns(for: device.appID) else {
             return .configurationError(reason: "no APNs credentials configured for \(device.appID)", status: 0)
         }
@@ -207,12 +207,12 @@ final class JobProcessor: Sendable {
 
     /// The token was accepted in the other APNs environment: record that, so later pushes go
     /// there first. Best effort: if the update fails, the next push checks again.
-    private func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
+    private nonisolated(nonsending) func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
         let changed = try? await registry.correctEnvironment(deviceID: device.id, to: environment)
         metrics.environmentsCorrected.increment(changed == true ? "corrected" : "unchanged")
     }
 
-    private func sendFCM(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
+    private nonisolated(nonsending) func sendFCM(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
         guard let client = router.fcm(for: device.appID) else {
             return .configurationError(reason: "no FCM credentials configured for \(device.appID)", status: 0)
         }

@@ -10,7 +10,7 @@ struct BroadcastRequestTests {
         let broadcast = APNsBroadcast(
             bundleID: "com.example.app", channelID: "dHN0LXNyY2gtY2hubA==", environment: .production, priority: .immediate,
             expiration: 0, requestID: id, payload: Array("{}".utf8))
-        let headers = Dictionary(broadcast.headers(bearer: "jwt").map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
+        let headers = Dictionary(broadcast.headers(authorization: "bearer jwt").map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         #expect(broadcast.path == "/4/broadcasts/apps/com.example.app")
         #expect(headers["apns-push-type"] == "liveactivity" && headers["apns-channel-id"] == "dHN0LXNyY2gtY2hubA==")
         #expect(headers["apns-priority"] == "10" && headers["apns-expiration"] == "0")

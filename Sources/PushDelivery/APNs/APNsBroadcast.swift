@@ -41,9 +41,10 @@ public struct APNsBroadcast: Sendable {
         return nil
     }
 
-    func headers(bearer token: String) -> [(name: String, value: String)] {
+    /// `authorization` is the header's whole value (`BearerToken.authorization`).
+    func headers(authorization: String) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = [
-            ("authorization", "bearer \(token)"),
+            ("authorization", authorization),
             ("apns-push-type", APNsPushType.liveactivity.rawValue),
             ("apns-channel-id", channelID),
             ("apns-priority", String(priority.rawValue)),
@@ -62,19 +63,20 @@ extension APNsClient {
     public func send(_ broadcast: APNsBroadcast) async -> DeliveryOutcome {
         if let problem = broadcast.localProblem { return problem }
         let url = (configuration.baseURLOverride ?? broadcast.environment.baseURL) + broadcast.path
-        let token: String
-        do { token = try tokens.token() } catch {
+        let bearer: BearerToken
+        do { bearer = try tokens.bearer() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
         }
-        @Sendable func attempt(_ token: String) async -> Attempt {
+        @Sendable func attempt(_ bearer: BearerToken) async -> Attempt {
             let request = HTTPRequest(
-                url: url, headers: broadcast.headers(bearer: token), body: broadcast.payload, timeout: configuration.requestTimeout)
+                url: url, headers: broadcast.headers(authorization: bearer.authorization), body: broadcast.payload,
+                timeout: configuration.requestTimeout)
             return await Attempt(sending: request, with: http, classify: { Self.classifyBroadcast($0) })
         }
-        let first = await firstRequest.run { await attempt(token) }
-        if first.connectionLost { return await attempt(token).outcome }
+        let first = await firstRequest.run { await attempt(bearer) }
+        if first.connectionLost { return await attempt(bearer).outcome }
         if case .configurationError(let reason, _) = first.outcome, APNsReason(reason) == .expiredProviderToken,
-           let renewed = try? tokens.renew(rejected: token)
+           let renewed = try? tokens.renewBearer(rejected: bearer.token)
         {
             return await attempt(renewed).outcome
         }

@@ -99,10 +99,10 @@ public final class APNsChannelClient: Sendable {
     private func send(
         _ method: HTTPRequest.Method, _ path: String, environment: APNsEnvironment, channelID: String? = nil, body: [UInt8] = []
     ) async throws(Failure) -> HTTPResponse {
-        let token: String
-        do { token = try tokens.token() } catch { throw .credentials("\(error)") }
+        let bearer: BearerToken
+        do { bearer = try tokens.bearer() } catch { throw .credentials("\(error)") }
         var headers: [(name: String, value: String)] = [
-            ("authorization", "bearer \(token)"), ("apns-request-id", UUID().uuidString.lowercased()),
+            ("authorization", bearer.authorization), ("apns-request-id", UUID().uuidString.lowercased()),
         ]
         if let channelID { headers.append(("apns-channel-id", channelID)) }
         if method == .post { headers.append(("content-type", "application/json")) }

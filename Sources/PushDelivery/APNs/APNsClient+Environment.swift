@@ -38,7 +38,7 @@ extension APNsClient {
     /// in the other environment: accepted there, the device's environment is corrected;
     /// refused there too, the token is dead; any other answer (the other host down, a 5xx,
     /// its configuration broken) retries later rather than prune on doubt.
-    public func sendCheckingEnvironment(_ notification: APNsNotification) async -> EnvironmentCheckedOutcome {
+    public nonisolated(nonsending) func sendCheckingEnvironment(_ notification: APNsNotification) async -> EnvironmentCheckedOutcome {
         let first = await send(notification)
         guard case .invalidToken(let reason, nil) = first, APNsReason(reason) == .badDeviceToken else {
             return EnvironmentCheckedOutcome(outcome: first, correctedEnvironment: nil)

@@ -59,27 +59,27 @@ public final class APNsClient: Service {
     }
 
     /// Sends one push and classifies the answer. Never throws: every failure is an outcome.
-    public func send(_ notification: APNsNotification) async -> DeliveryOutcome {
+    public nonisolated(nonsending) func send(_ notification: APNsNotification) async -> DeliveryOutcome {
         if let problem = notification.localProblem { return problem }
         let url = "\(configuration.baseURL(for: notification.environment))/3/device/\(notification.deviceToken)"
-        let token: String
-        do { token = try tokens.token() } catch {
+        let bearer: BearerToken
+        do { bearer = try tokens.bearer() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
         }
-        let first = await firstRequest.run { await self.attempt(notification, url: url, token: token) }
+        let first = await firstRequest.run { await self.attempt(notification, url: url, bearer: bearer) }
         if first.connectionLost {
             // The connection went away under the request (GOAWAY, reset): safe to resend at
             // once on a fresh connection, which libcurl opens.
-            return await attempt(notification, url: url, token: token).outcome
+            return await attempt(notification, url: url, bearer: bearer).outcome
         }
         if Self.isExpiredProviderToken(first.outcome) {
             // Renew (within the 20-minute rule) and retry once; if APNs still refuses, or the
             // renewal is not allowed yet, the push waits for a retry tier: never dropped.
-            guard let renewed = try? tokens.renew(rejected: token), renewed != token else {
+            guard let renewed = try? tokens.renewBearer(rejected: bearer.token), renewed != bearer else {
                 return .retryLater(reason: "\(APNsReason.expiredProviderToken) (renewal not allowed yet)", retryAfter: nil)
             }
             logger.warning("APNs said the provider token expired; retrying with a renewed token")
-            let second = await attempt(notification, url: url, token: renewed).outcome
+            let second = await attempt(notification, url: url, bearer: renewed).outcome
             if Self.isExpiredProviderToken(second) {
                 return .retryLater(reason: "\(APNsReason.expiredProviderToken) (after renewal)", retryAfter: nil)
             }
@@ -93,9 +93,9 @@ public final class APNsClient: Service {
         return false
     }
 
-    private func attempt(_ notification: APNsNotification, url: String, token: String) async -> Attempt {
+    private nonisolated(nonsending) func attempt(_ notification: APNsNotification, url: String, bearer: BearerToken) async -> Attempt {
         let request = HTTPRequest(
-            url: url, headers: notification.headers(bearer: token), body: notification.payload,
+            url: url, headers: notification.headers(authorization: bearer.authorization), body: notification.payload,
             timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames)
         return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
     }

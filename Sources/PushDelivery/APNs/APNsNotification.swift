@@ -98,9 +98,10 @@ public struct APNsNotification: Sendable {
     static let uniqueHeaderNames = [":path", "apns-id"]
 
     /// The request headers, in APNs's names.
-    func headers(bearer token: String) -> [(name: String, value: String)] {
+    /// `authorization` is the header's whole value (`BearerToken.authorization`).
+    func headers(authorization: String) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = [
-            ("authorization", "bearer \(token)"),
+            ("authorization", authorization),
             ("apns-push-type", pushType.rawValue),
             ("apns-topic", topic),
             ("apns-priority", String(priority.rawValue)),

@@ -10,7 +10,7 @@ import Synchronization
 /// `minimumLifetime` (20 min) after the previous one — even when asked to.
 public final class APNsTokenProvider: Sendable {
     private struct Current {
-        let token: String
+        let bearer: BearerToken
         let issuedAt: Date
     }
 
@@ -36,14 +36,19 @@ public final class APNsTokenProvider: Sendable {
 
     /// The token to send now, renewed if it is `renewAfter` old.
     public func token() throws(JWSSignerError) -> String {
-        try current.withLock { (current) throws(JWSSignerError) -> String in
+        try bearer().token
+    }
+
+    /// `token()` with its `authorization` header value.
+    public func bearer() throws(JWSSignerError) -> BearerToken {
+        try current.withLock { (current) throws(JWSSignerError) -> BearerToken in
             let now = self.now()
             if let existing = current, now.timeIntervalSince(existing.issuedAt) < renewAfter {
-                return existing.token
+                return existing.bearer
             }
             let fresh = try issue(at: now)
             current = fresh
-            return fresh.token
+            return fresh.bearer
         }
     }
 
@@ -51,22 +56,27 @@ public final class APNsTokenProvider: Sendable {
     /// break the 20-minute rule (or another request already renewed it), and returns the
     /// token to retry with.
     public func renew(rejected: String) throws(JWSSignerError) -> String {
-        try current.withLock { (current) throws(JWSSignerError) -> String in
+        try renewBearer(rejected: rejected).token
+    }
+
+    /// `renew(rejected:)` with the token's `authorization` header value.
+    public func renewBearer(rejected: String) throws(JWSSignerError) -> BearerToken {
+        try current.withLock { (current) throws(JWSSignerError) -> BearerToken in
             let now = self.now()
             if let existing = current {
-                if existing.token != rejected || now.timeIntervalSince(existing.issuedAt) < minimumLifetime {
-                    return existing.token
+                if existing.bearer.token != rejected || now.timeIntervalSince(existing.issuedAt) < minimumLifetime {
+                    return existing.bearer
                 }
             }
             let fresh = try issue(at: now)
             current = fresh
-            return fresh.token
+            return fresh.bearer
         }
     }
 
     private func issue(at date: Date) throws(JWSSignerError) -> Current {
         let header = "{\"alg\":\"ES256\",\"kid\":\(JSONString.quote(keyID))}"
         let claims = "{\"iss\":\(JSONString.quote(teamID)),\"iat\":\(Int64(date.timeIntervalSince1970))}"
-        return Current(token: try signer.token(header: header, claims: claims), issuedAt: date)
+        return Current(bearer: BearerToken(try signer.token(header: header, claims: claims), scheme: "bearer"), issuedAt: date)
     }
 }

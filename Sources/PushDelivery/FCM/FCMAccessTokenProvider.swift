@@ -1,15 +1,18 @@
 import Foundation
 import PushCrypto
+import Synchronization
 
 /// OAuth2 access tokens for FCM from a service account: an RS256 JWT assertion exchanged at
 /// the token endpoint, cached until shortly before it expires.
 ///
-/// An actor, so concurrent senders share one fetch instead of each asking Google.
+/// An actor, so concurrent senders share one fetch instead of each asking Google. The cached
+/// token is also published outside the actor (`freshBearer()`): every push reads it, and a
+/// hop onto the actor and back for each one cost more than the read.
 public actor FCMAccessTokenProvider {
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    private struct Cached {
-        let token: String
+    private struct Cached: Sendable {
+        let bearer: BearerToken
         let expiresAt: Date
     }
 
@@ -19,7 +22,11 @@ public actor FCMAccessTokenProvider {
     private let now: @Sendable () -> Date
     /// Renew this long before expiry so no request carries a token about to lapse.
     private let renewalMargin: TimeInterval
-    private var cached: Cached?
+    private var cached: Cached? {
+        didSet { published.withLock { $0 = cached } }
+    }
+    /// `cached`, readable from any thread.
+    private nonisolated let published = Mutex<Cached?>(nil)
     private var pending: Task<Cached, any Error>?
 
     public init(
@@ -37,19 +44,38 @@ public actor FCMAccessTokenProvider {
 
     /// A valid access token, fetched if none is cached or it is about to expire.
     public func token() async throws(FCMAuthError) -> String {
-        if let cached, cached.expiresAt.timeIntervalSince(now()) > renewalMargin { return cached.token }
+        try await bearer().token
+    }
+
+    /// `token()` with its `authorization` header value.
+    public func bearer() async throws(FCMAuthError) -> BearerToken {
+        if let cached, cached.expiresAt.timeIntervalSince(now()) > renewalMargin { return cached.bearer }
         return try await refresh()
+    }
+
+    /// The cached token if it is not about to expire, without waiting for the actor; nil
+    /// when `bearer()` has to fetch one.
+    public nonisolated func freshBearer() -> BearerToken? {
+        guard let current = published.withLock({ $0 }), current.expiresAt.timeIntervalSince(now()) > renewalMargin else {
+            return nil
+        }
+        return current.bearer
     }
 
     /// Drops `rejected` (FCM answered 401 for it) and fetches a new one, unless another
     /// caller already did.
     public func invalidate(_ rejected: String) async throws(FCMAuthError) -> String {
-        if let cached, cached.token != rejected { return cached.token }
+        try await invalidateBearer(rejected).token
+    }
+
+    /// `invalidate(_:)` with the new token's `authorization` header value.
+    public func invalidateBearer(_ rejected: String) async throws(FCMAuthError) -> BearerToken {
+        if let cached, cached.bearer.token != rejected { return cached.bearer }
         cached = nil
         return try await refresh()
     }
 
-    private func refresh() async throws(FCMAuthError) -> String {
+    private func refresh() async throws(FCMAuthError) -> BearerToken {
         let task: Task<Cached, any Error>
         if let pending {
             task = pending
@@ -61,7 +87,7 @@ public actor FCMAccessTokenProvider {
             let fresh = try await task.value
             cached = fresh
             pending = nil
-            return fresh.token
+            return fresh.bearer
         } catch {
             pending = nil
             throw (error as? FCMAuthError) ?? .tokenEndpoint("\(error)")
@@ -93,7 +119,7 @@ public actor FCMAccessTokenProvider {
             throw response.status >= 500 ? .tokenEndpoint("HTTP \(response.status): \(reason)") : .rejected("HTTP \(response.status): \(reason)")
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
-        return Cached(token: token, expiresAt: now().addingTimeInterval(lifetime))
+        return Cached(bearer: BearerToken(token, scheme: "Bearer"), expiresAt: now().addingTimeInterval(lifetime))
     }
 
     private func formEncode(_ text: String) -> String {

@@ -40,26 +40,30 @@ public final class FCMClient: Service {
     }
 
     /// Sends one message body (built by `FCMMessageTemplate`). Never throws.
-    public func send(body: [UInt8]) async -> DeliveryOutcome {
-        let token: String
-        do { token = try await tokens.token() } catch {
-            return Self.outcome(for: error)
+    public nonisolated(nonsending) func send(body: [UInt8]) async -> DeliveryOutcome {
+        let bearer: BearerToken
+        if let fresh = tokens.freshBearer() {
+            bearer = fresh
+        } else {
+            do { bearer = try await tokens.bearer() } catch {
+                return Self.outcome(for: error)
+            }
         }
-        let first = await attempt(body: body, token: token)
-        if first.connectionLost { return await attempt(body: body, token: token).outcome }
+        let first = await attempt(body: body, bearer: bearer)
+        if first.connectionLost { return await attempt(body: body, bearer: bearer).outcome }
         if case .configurationError(let reason, _) = first.outcome, FCMErrorCode(reason) == .unauthenticated {
             // The access token was revoked or expired early: fetch a new one and retry once.
-            do { return await attempt(body: body, token: try await tokens.invalidate(token)).outcome } catch {
+            do { return await attempt(body: body, bearer: try await tokens.invalidateBearer(bearer.token)).outcome } catch {
                 return Self.outcome(for: error)
             }
         }
         return first.outcome
     }
 
-    private func attempt(body: [UInt8], token: String) async -> Attempt {
+    private nonisolated(nonsending) func attempt(body: [UInt8], bearer: BearerToken) async -> Attempt {
         let request = HTTPRequest(
             url: sendURL,
-            headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
+            headers: [("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")],
             body: body, timeout: configuration.requestTimeout)
         return await Attempt(sending: request, with: http, classify: { FCMResponseClassifier.classify($0) })
     }

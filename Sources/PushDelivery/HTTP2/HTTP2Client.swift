@@ -91,7 +91,7 @@ public final class HTTP2Client: Service {
 
     /// Sends one request and returns its response. Cancelling the calling task aborts the
     /// request (`HTTPClientError.cancelled`).
-    public func send(_ request: HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
+    public nonisolated(nonsending) func send(_ request: HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
         do { try await inFlight.acquire() } catch { throw .cancelled }
         defer { inFlight.release() }
         let id = nextID.add(1, ordering: .relaxed).newValue
@@ -103,7 +103,7 @@ public final class HTTP2Client: Service {
         }
     }
 
-    private func send(_ request: HTTPRequest, id: UInt64, on loop: NativeHTTP2Loop) async throws(HTTPClientError) -> HTTPResponse {
+    private nonisolated(nonsending) func send(_ request: HTTPRequest, id: UInt64, on loop: NativeHTTP2Loop) async throws(HTTPClientError) -> HTTPResponse {
         let target: RequestTarget
         let known = recentOrigins.withLock { $0 }
         do {
@@ -133,7 +133,7 @@ public final class HTTP2Client: Service {
         return try result.get()
     }
 
-    private func send(_ request: HTTPRequest, id: UInt64, on loop: CurlMultiLoop) async throws(HTTPClientError) -> HTTPResponse {
+    private nonisolated(nonsending) func send(_ request: HTTPRequest, id: UInt64, on loop: CurlMultiLoop) async throws(HTTPClientError) -> HTTPResponse {
         let transfer = Transfer(id: id, request: request)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Transfer.Completion) in
