@@ -75,12 +75,12 @@ func format(_ value: Double) -> String {
     return String(value)
 }
 
-/// Values by label set, behind one lock: what counters and gauges both are.
+/// Values by label set, each in its own `ValueSeries`: what counters and gauges both are.
 final class LabelledValues: Sendable {
     let name: String
     let help: String
     let labelNames: [String]
-    private let values = Mutex<[LabelSet: Double]>([:])
+    private let table = SeriesTable<ValueSeries>()
 
     init(name: String, help: String, labelNames: [String]) {
         self.name = name
@@ -88,19 +88,22 @@ final class LabelledValues: Sendable {
         self.labelNames = labelNames
     }
 
-    func update(_ labels: [String], _ change: (inout Double) -> Void) {
+    func series(_ labels: [String]) -> ValueSeries {
         precondition(labels.count == labelNames.count, "\(name) takes labels \(labelNames)")
-        let key = LabelSet(values: labels)
-        values.withLock { change(&$0[key, default: 0]) }
+        return table.series(LabelSet(values: labels), orMake: ValueSeries.init)
+    }
+
+    func update(_ labels: [String], _ change: (inout Double) -> Void) {
+        series(labels).update(change)
     }
 
     func value(_ labels: [String]) -> Double {
-        values.withLock { $0[LabelSet(values: labels)] ?? 0 }
+        table.existing(LabelSet(values: labels))?.current ?? 0
     }
 
     func render(type: String, into output: inout String) {
         header(name, help, type, into: &output)
-        renderSamples(name, labelNames, values.withLock { $0 }, into: &output)
+        renderSamples(name, labelNames, table.snapshot.mapValues(\.current), into: &output)
     }
 }
 
@@ -139,6 +142,9 @@ public final class Gauge: RenderableMetric {
         store.update(labels) { $0 += delta }
     }
 
+    /// The series of `labels`, to keep and update without resolving the labels again.
+    public func series(_ labels: String...) -> ValueSeries { store.series(labels) }
+
     public func value(_ labels: String...) -> Double { store.value(labels) }
 
     func render(into output: inout String) { store.render(type: "gauge", into: &output) }
@@ -149,23 +155,11 @@ public final class Histogram: RenderableMetric {
     /// Seconds, from 100 µs to 30 s: covers one encryption up to a slow delivery.
     public static let latencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
-    struct Series {
-        var bucketCounts: [UInt64]
-        var sum: Double = 0
-        var count: UInt64 = 0
-
-        mutating func add(_ value: Double, inBucket index: Int) {
-            bucketCounts[index] += 1
-            sum += value
-            count += 1
-        }
-    }
-
     public let name: String
     let help: String
     let labelNames: [String]
     let buckets: [Double]
-    private let series = Mutex<[LabelSet: Series]>([:])
+    private let table = SeriesTable<HistogramSeries>()
 
     init(name: String, help: String, labelNames: [String], buckets: [Double]) {
         self.name = name
@@ -175,33 +169,29 @@ public final class Histogram: RenderableMetric {
     }
 
     public func observe(_ value: Double, _ labels: String...) {
-        record(value, LabelSet(values: labels))
+        series(LabelSet(values: labels)).observe(value)
     }
 
     /// Observes the seconds elapsed since `start`.
     public func observe(since start: ContinuousClock.Instant, _ labels: String...) {
-        let elapsed = ContinuousClock.now - start
-        record(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, LabelSet(values: labels))
+        series(LabelSet(values: labels)).observe(since: start)
     }
 
-    private func record(_ value: Double, _ key: LabelSet) {
-        let index = buckets.firstIndex { value <= $0 } ?? buckets.count
-        let bucketCount = buckets.count + 1
-        // Changed in place through the dictionary's defaulting subscript: a copy taken out and
-        // stored back shared its bucket array with the dictionary's, so every observation
-        // copied the whole array (one allocation per delivery, twice).
-        series.withLock { series in
-            series[key, default: Series(bucketCounts: Array(repeating: 0, count: bucketCount))].add(value, inBucket: index)
-        }
+    /// The series of `labels`, to keep and observe without resolving the labels again.
+    public func series(_ labels: String...) -> HistogramSeries { series(LabelSet(values: labels)) }
+
+    private func series(_ key: LabelSet) -> HistogramSeries {
+        table.series(key) { HistogramSeries(bounds: buckets) }
     }
 
     public func count(_ labels: String...) -> UInt64 {
-        series.withLock { $0[LabelSet(values: labels)]?.count ?? 0 }
+        table.existing(LabelSet(values: labels))?.snapshot.count ?? 0
     }
 
     func render(into output: inout String) {
         header(name, help, "histogram", into: &output)
-        for (labels, entry) in series.withLock({ $0 }).sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
+        for (labels, series) in table.snapshot.sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
+            let entry = series.snapshot
             var cumulative: UInt64 = 0
             for (index, bound) in buckets.enumerated() {
                 cumulative += entry.bucketCounts[index]

@@ -103,7 +103,7 @@ extension JobProcessor {
             expiration: context.expiresAt.map { Int64($0.timeIntervalSince1970) }, collapseID: nil, payload: bytes)
         let started = ContinuousClock.now
         let outcome = await client.send(notification)
-        metrics.deliverySeconds.observe(since: started, Platform.ios.rawValue)
+        metrics.deliverySeconds[.ios].observe(since: started)
         return .sent(outcome)
     }
 
@@ -130,7 +130,7 @@ extension JobProcessor {
             expiration: Self.broadcastExpiration(context), payload: bytes)
         let started = ContinuousClock.now
         let outcome = await client.send(request)
-        metrics.deliverySeconds.observe(since: started, Platform.ios.rawValue)
+        metrics.deliverySeconds[.ios].observe(since: started)
         return DeviceResult(device: standIn, outcome: .sent(outcome))
     }
 

@@ -164,7 +164,7 @@ final class JobProcessor: Sendable {
         case .ios: outcome = await sendAPNs(device, envelope: envelope, context: context)
         case .android: outcome = await sendFCM(device, envelope: envelope, context: context)
         }
-        metrics.deliverySeconds.observe(since: started, device.platform.rawValue)
+        metrics.deliverySeconds[device.platform].observe(since: started)
         return .sent(outcome)
     }
 

@@ -1,4 +1,5 @@
 import PushMetrics
+import PushModel
 
 /// The worker's metrics (documented in the README's operations section).
 public struct WorkerMetrics: Sendable {
@@ -12,9 +13,11 @@ public struct WorkerMetrics: Sendable {
     let recipientsCapped: Counter
     let environmentsCorrected: Counter
     let jobsInFlight: Gauge
-    let deliveriesInFlight: Gauge
-    let encryptionSeconds: Histogram
-    let deliverySeconds: Histogram
+    // The next three change for every delivery: held as resolved series, so an update takes
+    // one short lock and no label work.
+    let deliveriesInFlight: ValueSeries
+    let encryptionSeconds: HistogramSeries
+    let deliverySeconds: ByPlatform<HistogramSeries>
     let liveActivitySkipped: Counter
 
     public init(registry: MetricsRegistry = MetricsRegistry()) {
@@ -36,13 +39,32 @@ public struct WorkerMetrics: Sendable {
             help: "iOS tokens refused as BadDeviceToken in their registered environment and accepted in the other (corrected, or unchanged when the update did not apply).",
             labels: ["result"])
         jobsInFlight = registry.gauge("pushd_jobs_in_flight", help: "Jobs being processed now.")
-        deliveriesInFlight = registry.gauge("pushd_deliveries_in_flight", help: "Pushes being encrypted or sent now.")
-        encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.")
-        deliverySeconds = registry.histogram(
+        deliveriesInFlight = registry.gauge("pushd_deliveries_in_flight", help: "Pushes being encrypted or sent now.").series()
+        encryptionSeconds = registry.histogram("pushd_encryption_seconds", help: "Time to seal one envelope.").series()
+        let deliverySeconds = registry.histogram(
             "pushd_delivery_seconds", help: "Time from sending a push to its answer, by platform.", labels: ["platform"])
+        self.deliverySeconds = ByPlatform { deliverySeconds.series($0.rawValue) }
         liveActivitySkipped = registry.counter(
             "pushd_liveactivity_skipped_total",
             help: "Devices of Live Activity jobs sent nothing: no_token (no push-to-start or update token), android (no android_fallback).",
             labels: ["reason", "event"])
+    }
+}
+
+/// One value per platform, made once.
+struct ByPlatform<Value: Sendable>: Sendable {
+    private let ios: Value
+    private let android: Value
+
+    init(_ make: (Platform) -> Value) {
+        ios = make(.ios)
+        android = make(.android)
+    }
+
+    subscript(platform: Platform) -> Value {
+        switch platform {
+        case .ios: ios
+        case .android: android
+        }
     }
 }

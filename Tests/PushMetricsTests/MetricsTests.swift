@@ -34,4 +34,31 @@ struct MetricsTests {
         registry.counter("c", help: "h", labels: ["reason"]).increment("a \"quoted\"\nreason")
         #expect(registry.render().contains(#"c{reason="a \"quoted\"\nreason"} 1"#))
     }
+
+    @Test("a resolved series is the metric's own: updates through either are one value, rendered once")
+    func resolvedSeries() {
+        let registry = MetricsRegistry()
+        let latency = registry.histogram("pushd_delivery_seconds", help: "Latency.", labels: ["platform"], buckets: [0.1, 1])
+        let ios = latency.series("ios")
+        let unused = latency.series("android")
+        ios.observe(0.05)
+        latency.observe(0.5, "ios")
+        #expect(latency.count("ios") == 2)
+        #expect(unused !== ios)
+        #expect(latency.series("ios") === ios, "resolving again gives the same series")
+
+        let inFlight = registry.gauge("pushd_in_flight", help: "In flight.")
+        let series = inFlight.series()
+        series.add(2)
+        inFlight.add(1)
+        series.add(-1)
+        #expect(inFlight.value() == 2)
+
+        let text = registry.render()
+        #expect(text.contains(#"pushd_delivery_seconds_bucket{platform="ios",le="0.1"} 1"#))
+        #expect(text.contains(#"pushd_delivery_seconds_count{platform="ios"} 2"#))
+        // A series resolved ahead of use is exported from the start, at zero.
+        #expect(text.contains(#"pushd_delivery_seconds_count{platform="android"} 0"#))
+        #expect(text.components(separatedBy: "pushd_in_flight 2\n").count == 2, "one sample, not one per path")
+    }
 }

@@ -1,0 +1,72 @@
+import Synchronization
+
+/// One label set of a counter or gauge: its value behind its own lock.
+///
+/// A hot path resolves the series once and keeps it (`Gauge.series`), so an update takes
+/// only this lock; updating through the metric with labels builds, hashes and looks up the
+/// label set first, under the metric's lock (measured: twice per delivery, each a label
+/// array and a hash).
+public final class ValueSeries: Sendable {
+    private let value = Mutex<Double>(0)
+
+    init() {}
+
+    public func add(_ delta: Double) { value.withLock { $0 += delta } }
+    public func set(_ newValue: Double) { value.withLock { $0 = newValue } }
+    public var current: Double { value.withLock { $0 } }
+
+    func update(_ change: (inout Double) -> Void) { value.withLock { change(&$0) } }
+}
+
+/// One label set of a histogram: its bucket counts, sum and count behind its own lock.
+/// Resolved once and kept by hot paths, as `ValueSeries` is (`Histogram.series`).
+public final class HistogramSeries: Sendable {
+    struct Counts {
+        var bucketCounts: [UInt64]
+        var sum: Double = 0
+        var count: UInt64 = 0
+    }
+
+    /// The histogram's upper bounds, sorted; the last bucket (+Inf) has no bound here.
+    private let bounds: [Double]
+    private let counts: Mutex<Counts>
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+        counts = Mutex(Counts(bucketCounts: Array(repeating: 0, count: bounds.count + 1)))
+    }
+
+    public func observe(_ value: Double) {
+        let index = bounds.firstIndex { value <= $0 } ?? bounds.count
+        counts.withLock { counts in
+            counts.bucketCounts[index] += 1
+            counts.sum += value
+            counts.count += 1
+        }
+    }
+
+    /// Observes the seconds elapsed since `start`.
+    public func observe(since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    var snapshot: Counts { counts.withLock { $0 } }
+}
+
+/// The series of one metric by label set, created on first use.
+struct SeriesTable<Series: AnyObject & Sendable>: ~Copyable, Sendable {
+    private let all = Mutex<[LabelSet: Series]>([:])
+
+    func series(_ key: LabelSet, orMake make: () -> Series) -> Series {
+        all.withLock { all in
+            if let existing = all[key] { return existing }
+            let created = make()
+            all[key] = created
+            return created
+        }
+    }
+
+    func existing(_ key: LabelSet) -> Series? { all.withLock { $0[key] } }
+    var snapshot: [LabelSet: Series] { all.withLock { $0 } }
+}
