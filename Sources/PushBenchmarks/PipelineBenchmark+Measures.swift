@@ -9,12 +9,15 @@ extension PipelineRun {
         try await resetEmulator()
         try await publishJobs(deliveries: deliveries)
         let expected = (deliveries / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
+        let emulatorBefore = try await emulatorCPUSeconds()
         let started = ContinuousClock.now
         let workers = try startWorkers(count)
         defer { stop(workers) }
         try await waitForAccepted(expected)
         let rate = Double(expected) / seconds(ContinuousClock.now - started)
-        return DrainFigures(deliveries: expected, rate: rate, usage: try usage(of: workers))
+        return DrainFigures(
+            deliveries: expected, rate: rate, usage: try usage(of: workers),
+            emulatorCPUSeconds: try await emulatorCPUSeconds() - emulatorBefore)
     }
 
     /// The workers' CPU time and peak memory so far, from their own `/proc` entries.
@@ -65,12 +68,15 @@ extension PipelineRun {
         try await resetEmulator()
         try await publishJobs(deliveries: backlog)
         let expected = (backlog / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
+        let emulatorBefore = try await emulatorCPUSeconds()
         let started = ContinuousClock.now
         let workers = try startWorkers(1)
         defer { stop(workers) }
         try await waitForAccepted(expected)
         let rate = Double(expected) / seconds(ContinuousClock.now - started)
-        return DrainFigures(deliveries: expected, rate: rate, usage: try usage(of: workers))
+        return DrainFigures(
+            deliveries: expected, rate: rate, usage: try usage(of: workers),
+            emulatorCPUSeconds: try await emulatorCPUSeconds() - emulatorBefore)
     }
 
     func h2loadCeiling() async throws -> Double {

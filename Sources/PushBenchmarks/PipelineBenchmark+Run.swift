@@ -141,9 +141,20 @@ final class PipelineRun {
     // MARK: - Emulator
 
     func accepted() async throws -> Int {
+        try await stats()["total_accepted"] as? Int ?? 0
+    }
+
+    /// The CPU time the emulator's processes have used so far.
+    func emulatorCPUSeconds() async throws -> Double {
+        guard let seconds = try await stats()["cpu_seconds"] as? Double else {
+            throw BenchmarkError("the emulator's /stats has no cpu_seconds")
+        }
+        return seconds
+    }
+
+    private func stats() async throws -> [String: Any] {
         let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/stats"))
-        let stats = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return stats?["total_accepted"] as? Int ?? 0
+        return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
     }
 
     func resetEmulator() async throws {

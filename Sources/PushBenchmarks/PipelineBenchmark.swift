@@ -117,7 +117,7 @@ enum PipelineBenchmark {
 
     static func write(_ label: String, _ figures: DrainFigures, note: String) {
         StandardStreams.write(line: "  \(label): " + String(
-            format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB",
-            figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB) + " (\(note))")
+            format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB; emulator CPU %.0f µs per push",
+            figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB, figures.emulatorMicrosecondsPerPush) + " (\(note))")
     }
 }

@@ -44,7 +44,11 @@ struct DrainFigures {
     var deliveries: Int
     var rate: Double
     var usage: WorkerUsage
+    /// The emulator's CPU over the drain (all its processes, from its `/stats`): on these
+    /// shared cores, what the other end of every push cost.
+    var emulatorCPUSeconds: Double
 
     var cpuMicrosecondsPerDelivery: Double { usage.cpuSeconds * 1e6 / Double(max(deliveries, 1)) }
+    var emulatorMicrosecondsPerPush: Double { emulatorCPUSeconds * 1e6 / Double(max(deliveries, 1)) }
     var peakMiB: Double { Double(usage.peakBytes) / 1_048_576 }
 }

@@ -1,6 +1,9 @@
 """--workers: connections spread over processes must behave like one emulator."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from conftest import TOKEN, access_token, apns_post, fcm_send, start_emulator
@@ -61,3 +64,28 @@ def test_reset_clears_every_worker(workers, credentials):
     workers.admin("/reset", "POST")
     stats = workers.admin("/stats")
     assert stats["total_requests"] == 0 and workers.admin("/pushes?since=0")["pushes"] == []
+
+
+def _process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_cpu_seconds_add_up_every_process(workers, credentials):
+    parent = workers.process.pid
+    children = [int(pid) for task in Path(f"/proc/{parent}/task").iterdir()
+                for pid in (task / "children").read_text().split()]
+    assert len(children) == 2
+    with workers.client() as first, workers.client() as second:  # one per worker
+        for _ in range(20):
+            apns_post(first, credentials.jwt())
+            apns_post(second, credentials.jwt())
+    before = sum(_process_cpu_seconds(pid) for pid in [parent, *children])
+    reported = workers.admin("/stats")["cpu_seconds"]
+    after = sum(_process_cpu_seconds(pid) for pid in [parent, *children])
+    # CPU time only grows, so the report falls between the two readings (each process's
+    # /proc figure is whole clock ticks: up to one tick short apiece). Without the workers'
+    # share it would fall far below `before`: they did the TLS and HTTP/2 work.
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    assert before - 3 * tick <= reported <= after + 3 * tick
+    assert workers.admin("/stats")["cpu_seconds"] >= reported
