@@ -15,7 +15,12 @@ public enum PushEnvironment: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// One row of `devices`: a push token and what is needed to encrypt for it.
-public struct Device: Sendable, Hashable {
+///
+/// A class of constants rather than a struct: a delivery copies its device several times
+/// (into its task, its result, the job's report), and a copy of the struct was a retain of
+/// each of its seven strings and dates; a copy of this is one. Equality and hashing are
+/// still by value.
+public final class Device: Sendable, Hashable {
     /// `devices.id`: what jobs address with `recipients.device_ids`.
     public let id: Int64
     public let recipientID: String
@@ -53,6 +58,28 @@ public struct Device: Sendable, Hashable {
         self.keyRegisteredAt = keyRegisteredAt
         self.tokenRegisteredAt = tokenRegisteredAt
         self.appVersion = appVersion
+    }
+
+    public static func == (lhs: Device, rhs: Device) -> Bool {
+        lhs === rhs
+            || (lhs.id == rhs.id && lhs.recipientID == rhs.recipientID && lhs.platform == rhs.platform && lhs.appID == rhs.appID
+                && lhs.environment == rhs.environment && lhs.token == rhs.token && lhs.publicKey == rhs.publicKey
+                && lhs.keyID == rhs.keyID && lhs.keyRegisteredAt == rhs.keyRegisteredAt
+                && lhs.tokenRegisteredAt == rhs.tokenRegisteredAt && lhs.appVersion == rhs.appVersion)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(recipientID)
+        hasher.combine(platform)
+        hasher.combine(appID)
+        hasher.combine(environment)
+        hasher.combine(token)
+        hasher.combine(publicKey)
+        hasher.combine(keyID)
+        hasher.combine(keyRegisteredAt)
+        hasher.combine(tokenRegisteredAt)
+        hasher.combine(appVersion)
     }
 }
 

@@ -36,7 +36,7 @@ extension Device {
         key_registered_at, token_registered_at, app_version
         """
 
-    init(row: SQLRow) throws(StoreError) {
+    convenience init(row: SQLRow) throws(StoreError) {
         let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion) =
             try row.decode((Int64, String, Platform, String, PushEnvironment, String, String?, String?, Date?, Date, String?).self)
         self.init(

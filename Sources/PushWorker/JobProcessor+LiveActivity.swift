@@ -159,12 +159,12 @@ extension JobProcessor {
 extension Device {
     /// The device as a Live Activity job sees it: its Live Activity token in place of its
     /// device token. nil when it has no such token.
-    init?(_ target: LiveActivityTarget, appID: String) {
+    convenience init?(_ target: LiveActivityTarget, appID: String) {
         guard let token = target.token else { return nil }
         self.init(target, appID: appID, token: token)
     }
 
-    init(_ target: LiveActivityTarget, appID: String, token: String) {
+    convenience init(_ target: LiveActivityTarget, appID: String, token: String) {
         self.init(
             id: target.deviceID, recipientID: target.recipientID, platform: .ios, appID: appID, environment: target.environment,
             token: token, publicKey: target.publicKey, keyID: target.keyID, keyRegisteredAt: nil,
