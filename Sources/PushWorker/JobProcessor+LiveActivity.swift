@@ -80,7 +80,7 @@ extension JobProcessor {
         var envelope: String?
         if let publicKey = device.publicKey, let plaintext = payload.plaintext {
             let key: DevicePublicKey
-            do { key = try keys.key(for: publicKey) } catch { return .keyInvalid(error) }
+            do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .keyInvalid(error) }
             let size = payload.size(sealingFor: (key.bits + 7) / 8, keyID: device.keyID)
             guard size <= payload.limit else {
                 let error = PayloadError.tooLarge(bytes: size, limit: payload.limit)

@@ -149,7 +149,7 @@ final class JobProcessor: Sendable {
         var envelope: QuotedEnvelopeJSON?
         if let publicKey = device.publicKey, let plaintext = context.plaintext {
             let key: DevicePublicKey
-            do { key = try keys.key(for: publicKey) } catch { return .keyInvalid(error) }
+            do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .keyInvalid(error) }
             do {
                 envelope = try await sealing { () throws(SealError) in
                     try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)

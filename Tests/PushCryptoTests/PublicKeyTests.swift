@@ -49,6 +49,22 @@ struct PublicKeyTests {
         #expect(cache.count == 2)
     }
 
+    @Test("keys looked up by id: a hit needs the same text, so one id never hands out another text's key")
+    func cacheByID() throws {
+        let cache = PublicKeyCache(capacity: 4)
+        let mine = try TestKeys.devicePublic
+        let other = try DevicePrivateKey.generate().publicKey
+        let first = try cache.key(for: mine.pem, id: "kid-1")
+        #expect(try cache.key(for: mine.pem, id: "kid-1") === first)
+        // The same id with another key's text (a hand-made row, a collision): that text's key.
+        let second = try cache.key(for: other.subjectPublicKeyInfoBase64, id: "kid-1")
+        #expect(second !== first)
+        #expect(second.subjectPublicKeyInfoBase64 == other.subjectPublicKeyInfoBase64)
+        #expect(try cache.key(for: mine.pem, id: "kid-1").subjectPublicKeyInfoBase64 == mine.subjectPublicKeyInfoBase64)
+        #expect(throws: PublicKeyError.self) { try cache.key(for: "garbage", id: "kid-1") }
+        #expect(cache.count == 1, "one entry per id")
+    }
+
     @Test("the cache stays within its capacity")
     func cacheBounded() throws {
         let cache = PublicKeyCache(capacity: 8)
