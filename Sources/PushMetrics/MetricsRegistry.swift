@@ -192,6 +192,10 @@ public final class Histogram: RenderableMetric {
         header(name, help, "histogram", into: &output)
         for (labels, series) in table.snapshot.sorted(by: { $0.key.values.lexicographicallyPrecedes($1.key.values) }) {
             let entry = series.snapshot
+            // Resolved ahead of use but never observed (the other platform's delivery times,
+            // say): not exported, as before series could be resolved, so that a quantile over
+            // it is absent rather than NaN.
+            guard entry.count > 0 else { continue }
             var cumulative: UInt64 = 0
             for (index, bound) in buckets.enumerated() {
                 cumulative += entry.bucketCounts[index]

@@ -18,8 +18,7 @@ public enum PushEnvironment: String, Sendable, Hashable, CaseIterable, Codable {
 ///
 /// A class of constants rather than a struct: a delivery copies its device several times
 /// (into its task, its result, the job's report), and a copy of the struct was a retain of
-/// each of its seven strings and dates; a copy of this is one. Equality and hashing are
-/// still by value.
+/// each of its six strings; a copy of this is one. Equality and hashing are still by value.
 public final class Device: Sendable, Hashable {
     /// `devices.id`: what jobs address with `recipients.device_ids`.
     public let id: Int64

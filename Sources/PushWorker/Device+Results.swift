@@ -5,7 +5,8 @@ extension Device {
     /// id, token and registration, never its public key (the largest field), so a job's
     /// results do not hold every key of its fan-out.
     var withoutPublicKey: Device {
-        Device(
+        guard publicKey != nil else { return self }
+        return Device(
             id: id, recipientID: recipientID, platform: platform, appID: appID, environment: environment, token: token,
             publicKey: nil, keyID: keyID, keyRegisteredAt: keyRegisteredAt, tokenRegisteredAt: tokenRegisteredAt,
             appVersion: appVersion)

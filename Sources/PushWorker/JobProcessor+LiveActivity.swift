@@ -73,8 +73,9 @@ extension JobProcessor {
     }
 
     /// Seals `private_props` for one device (its final size checked first, so an oversized
-    /// device costs no RSA operation) and sends to its Live Activity token.
-    private func deliverLiveActivity(
+    /// device costs no RSA operation) and sends to its Live Activity token. On its caller's
+    /// executor, as `deliver(to:context:)` is: from `deliverAll`'s pool tasks only.
+    private nonisolated(nonsending) func deliverLiveActivity(
         to device: Device, activity: LiveActivity, payload: LiveActivityPayload, context: JobContext
     ) async -> DeviceOutcome {
         var envelope: String?

@@ -144,6 +144,9 @@ final class JobProcessor: Sendable {
         var all: [DeviceResult] { results.withLock { $0 } }
     }
 
+    /// Runs on its caller's executor (nonisolated(nonsending): no executor switch per call, down
+    /// to the HTTP/2 continuation), sealing included: call it from a task of the cooperative
+    /// pool, as `deliverAll`'s are, never from an actor, which would then do the RSA work.
     nonisolated(nonsending) func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
         // Seal for this device (fallback only for a legacy device or a content-free job).
         var envelope: QuotedEnvelopeJSON?
@@ -174,7 +177,8 @@ final class JobProcessor: Sendable {
         try await sealing { () throws(SealError) in try EnvelopeSealer.sealJSON(plaintext, for: key, keyID: keyID) }
     }
 
-    /// Runs one sealing under an encryption permit, timed.
+    /// Runs one sealing under an encryption permit, timed, on the caller's executor (see
+    /// `deliver(to:context:)`).
     private nonisolated(nonsending) func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }

@@ -57,8 +57,10 @@ struct MetricsTests {
         let text = registry.render()
         #expect(text.contains(#"pushd_delivery_seconds_bucket{platform="ios",le="0.1"} 1"#))
         #expect(text.contains(#"pushd_delivery_seconds_count{platform="ios"} 2"#))
-        // A series resolved ahead of use is exported from the start, at zero.
-        #expect(text.contains(#"pushd_delivery_seconds_count{platform="android"} 0"#))
+        // A histogram series resolved ahead of use is exported once it has an observation.
+        #expect(!text.contains(#"platform="android""#))
+        unused.observe(2)
+        #expect(registry.render().contains(#"pushd_delivery_seconds_count{platform="android"} 1"#))
         #expect(text.components(separatedBy: "pushd_in_flight 2\n").count == 2, "one sample, not one per path")
     }
 }

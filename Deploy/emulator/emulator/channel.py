@@ -108,5 +108,7 @@ class Peer:
         self._pending.clear()
 
     def close(self) -> None:
+        if self._outgoing:
+            self._flush()  # this turn's lines first: a closing transport would drop them
         if self._channel is not None and self._channel.transport is not None:
             self._channel.transport.close()

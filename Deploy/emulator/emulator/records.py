@@ -91,7 +91,7 @@ class Stats:
         self.accepted.clear()
 
     def snapshot(self) -> dict:
-        """A JSON-able form that ``merge`` can add up across worker processes, with the CPU
+        """A JSON-able form that ``report`` can add up across worker processes, with the CPU
         time of the process taking it (benchmarks divide the emulator's CPU by its pushes)."""
         return {"counts": [[s, st, r, n] for (s, st, r), n in self.counts.items()],
                 "accepted": dict(self.accepted), "cpu_seconds": time.process_time()}

@@ -60,7 +60,7 @@ extension APNsClient {
     /// Sends one broadcast and classifies the answer as for device pushes, except that 400
     /// `ChannelNotRegistered` (the channel was deleted) is configuration: not retried, and
     /// there is no token to prune. Never throws.
-    public func send(_ broadcast: APNsBroadcast) async -> DeliveryOutcome {
+    public nonisolated(nonsending) func send(_ broadcast: APNsBroadcast) async -> DeliveryOutcome {
         if let problem = broadcast.localProblem { return problem }
         let url = (configuration.baseURLOverride ?? broadcast.environment.baseURL) + broadcast.path
         let bearer: BearerToken

@@ -70,7 +70,7 @@ enum RequestHeaders {
                 used += bytes.count
             }
             let storedName = UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart])
-            let indexed = !unique.contains { RequestHeaders.equals(storedName, $0) }
+            let indexed = !unique.contains { RequestHeaders.equals(storedName, string: $0) }
             fields[fieldCount] = nghttp2_nv(
                 name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
                 flags: UInt8(indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
@@ -100,7 +100,7 @@ enum RequestHeaders {
 
     /// Through the string's contiguous bytes: comparing with its `utf8` view went through
     /// the generic iterator, one index at a time, for every header of every push.
-    static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
+    static func equals(_ bytes: UnsafeBufferPointer<UInt8>, string text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes.elementsEqual($0) }
     }
