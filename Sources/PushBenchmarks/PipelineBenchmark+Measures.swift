@@ -65,18 +65,7 @@ extension PipelineRun {
     /// One worker draining a backlog of `backlog` deliveries; its peak resident memory and
     /// CPU time.
     func peakMemory(backlog: Int) async throws -> DrainFigures {
-        try await resetEmulator()
-        try await publishJobs(deliveries: backlog)
-        let expected = (backlog / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
-        let emulatorBefore = try await emulatorCPUSeconds()
-        let started = ContinuousClock.now
-        let workers = try startWorkers(1)
-        defer { stop(workers) }
-        try await waitForAccepted(expected)
-        let rate = Double(expected) / seconds(ContinuousClock.now - started)
-        return DrainFigures(
-            deliveries: expected, rate: rate, usage: try usage(of: workers),
-            emulatorCPUSeconds: try await emulatorCPUSeconds() - emulatorBefore)
+        try await throughput(deliveries: backlog, workers: 1)
     }
 
     func h2loadCeiling() async throws -> Double {

@@ -6,8 +6,9 @@ import Synchronization
 /// the token endpoint, cached until shortly before it expires.
 ///
 /// An actor, so concurrent senders share one fetch instead of each asking Google. The cached
-/// token is also published outside the actor (`freshBearer()`): every push reads it, and a
-/// hop onto the actor and back for each one cost more than the read.
+/// token sits behind its own lock rather than in the actor's state, so that `freshBearer()`
+/// reads it from any thread: every push reads it, and a hop onto the actor and back for each
+/// one cost more than the read.
 public actor FCMAccessTokenProvider {
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -22,11 +23,8 @@ public actor FCMAccessTokenProvider {
     private let now: @Sendable () -> Date
     /// Renew this long before expiry so no request carries a token about to lapse.
     private let renewalMargin: TimeInterval
-    private var cached: Cached? {
-        didSet { published.withLock { $0 = cached } }
-    }
-    /// `cached`, readable from any thread.
-    private nonisolated let published = Mutex<Cached?>(nil)
+    /// Written only by the actor (a fetch, an invalidation); read by anyone.
+    private nonisolated let cached = Mutex<Cached?>(nil)
     private var pending: Task<Cached, any Error>?
 
     public init(
@@ -49,14 +47,14 @@ public actor FCMAccessTokenProvider {
 
     /// `token()` with its `authorization` header value.
     public func bearer() async throws(FCMAuthError) -> BearerToken {
-        if let cached, cached.expiresAt.timeIntervalSince(now()) > renewalMargin { return cached.bearer }
+        if let fresh = freshBearer() { return fresh }
         return try await refresh()
     }
 
     /// The cached token if it is not about to expire, without waiting for the actor; nil
     /// when `bearer()` has to fetch one.
     public nonisolated func freshBearer() -> BearerToken? {
-        guard let current = published.withLock({ $0 }), current.expiresAt.timeIntervalSince(now()) > renewalMargin else {
+        guard let current = cached.withLock({ $0 }), current.expiresAt.timeIntervalSince(now()) > renewalMargin else {
             return nil
         }
         return current.bearer
@@ -70,8 +68,12 @@ public actor FCMAccessTokenProvider {
 
     /// `invalidate(_:)` with the new token's `authorization` header value.
     public func invalidateBearer(_ rejected: String) async throws(FCMAuthError) -> BearerToken {
-        if let cached, cached.bearer.token != rejected { return cached.bearer }
-        cached = nil
+        let current = cached.withLock { cached -> Cached? in
+            if let held = cached, held.bearer.token != rejected { return held }
+            cached = nil
+            return nil
+        }
+        if let current { return current.bearer }
         return try await refresh()
     }
 
@@ -85,7 +87,7 @@ public actor FCMAccessTokenProvider {
         }
         do {
             let fresh = try await task.value
-            cached = fresh
+            cached.withLock { $0 = fresh }
             pending = nil
             return fresh.bearer
         } catch {
