@@ -6,6 +6,9 @@
 EMULATOR_VENV="${PUSHD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pushd}/emulator-venv"
 
 ensure_venv() {
+    # The HTTP/2 server is Debian's libnghttp2, loaded through cffi (emulator/nghttp2.py).
+    source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+    ensure_debian_packages python3-venv libnghttp2-14 >&2
     mkdir -p "$(dirname "$EMULATOR_VENV")"
     exec 9>"$EMULATOR_VENV.lock"
     flock 9  # two scripts starting at once must not build the venv twice

@@ -22,7 +22,7 @@ from .certs import TlsFiles, ensure_tls_files
 from .config import ConfigError, Credentials, Settings, default_state_dir, load_credentials
 from .logs import log
 from .oauth import AccessTokens
-from .server import Http2Connection, make_h2_config, make_tls_context
+from .server import Http2Connection, make_tls_context
 from .state import LocalState
 
 SHUTDOWN_GRACE = 3.0
@@ -90,15 +90,14 @@ async def serve_single(settings: Settings, credentials: Credentials, tls: TlsFil
     tokens = AccessTokens(None, settings.access_token_ttl)
     router = build_router(settings, credentials, state, tokens, port)
     connections: set[Http2Connection] = set()
-    h2_config = make_h2_config()
-    server = await loop.create_server(lambda: Http2Connection(router, settings, h2_config, connections),
+    server = await loop.create_server(lambda: Http2Connection(router, settings, connections),
                                       sock=sock, ssl=make_tls_context(tls.server_cert, tls.server_key),
                                       backlog=1024)
     channel_service = build_channel_service(
         settings, credentials, state.channels,
         lambda status, reason: state.outcome("channels", status, reason, None))
     channels_server = await loop.create_server(
-        lambda: Http2Connection(channel_service, settings, h2_config, connections),
+        lambda: Http2Connection(channel_service, settings, connections),
         sock=bind_socket(settings.host, settings.channels_port),
         ssl=make_tls_context(tls.server_cert, tls.server_key))
     admin = await asyncio.start_server(AdminServer(LocalBackend(state, tokens), started_at).serve_client,

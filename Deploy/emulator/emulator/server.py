@@ -1,5 +1,5 @@
-"""The HTTP/2-over-TLS front end: one asyncio Protocol per connection driving an ``h2`` state
-machine, routing finished requests to the services.
+"""The HTTP/2-over-TLS front end: one asyncio Protocol per connection driving an nghttp2
+session (``nghttp2.ServerSession``), routing finished requests to the services.
 
 Why Protocol-level and not a framework: the emulator must sustain load-test rates from a
 single Python process, so a request costs one dispatch call and no task; only scripted slow
@@ -15,15 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from h2.config import H2Configuration
-from h2.connection import H2Connection
-from h2.errors import ErrorCodes
-from h2.events import (ConnectionTerminated, DataReceived, RequestReceived, StreamEnded, StreamReset,
-                       WindowUpdated)
-from h2.exceptions import ProtocolError, StreamClosedError
-from h2.settings import SettingCodes, Settings as H2Settings
-
-from . import h2_speedups
+from . import nghttp2
 from .apns_auth import ConnectionAuth
 from .config import Settings
 from .http_types import Outcome, Request, Response, json_response
@@ -37,11 +29,10 @@ class Dispatcher(Protocol):
     def dispatch(self, request: Request, auth: ConnectionAuth) -> Outcome: ...
 
 
-h2_speedups.install()
-
 #: Request bodies are buffered up to this size; beyond it only the length is kept (the services
 #: reject such bodies anyway, and a client cannot make the emulator hold more).
 MAX_BUFFERED_BODY = 64 * 1024
+MAX_HEADER_LIST_SIZE = 64 * 1024
 STREAM_WINDOW = 1 << 20
 CONNECTION_WINDOW = 1 << 24
 #: What APNs puts in its GOAWAY debug data when it closes connections for maintenance.
@@ -69,28 +60,23 @@ def make_tls_context(cert_file: Path, key_file: Path) -> ssl.SSLContext:
     return context
 
 
-def make_h2_config() -> H2Configuration:
-    """h2's own header validation walks every byte of every name in Python (measured: 40% of
-    the per-request cost); ``malformed_request`` checks the same RFC 9113 rules with regular
-    expressions instead. Our response headers are known-good and not re-checked."""
-    return H2Configuration(client_side=False, header_encoding=None,
-                           validate_outbound_headers=False, normalize_outbound_headers=False,
-                           validate_inbound_headers=False, normalize_inbound_headers=False)
-
-
-_FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+\Z")
-_BAD_FIELD_VALUE = re.compile(rb"[\x00\r\n]|\A[ \t]|[ \t]\Z")
+#: Bytes a field name may hold (RFC 9110 token characters, lower case only: RFC 9113 §8.2.1).
+_FIELD_NAME_BYTES = b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
 _REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
 _CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection",
                                   b"transfer-encoding", b"upgrade"})
+_BLANK = (b" ", b"\t")
 
 
 def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """Why a request header block is malformed under RFC 9113 §8.2-8.3, or None."""
+    """Why a request header block is malformed under RFC 9113 §8.2-8.3, or None.
+
+    Byte searches and ``translate`` rather than regular expressions or loops: this runs for
+    every field of every request, and each of these is one pass in C."""
     seen_pseudo: set[bytes] = set()
     regular = False
     for name, value in headers:
-        if _BAD_FIELD_VALUE.search(value):
+        if b"\x00" in value or b"\r" in value or b"\n" in value or value[:1] in _BLANK or value[-1:] in _BLANK:
             return "invalid field value"
         if name[:1] == b":":
             if regular or name not in _REQUEST_PSEUDO or name in seen_pseudo:
@@ -98,7 +84,7 @@ def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
             seen_pseudo.add(name)
             continue
         regular = True
-        if not _FIELD_NAME.match(name):
+        if not name or name.translate(None, _FIELD_NAME_BYTES):
             return "invalid field name"
         if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
             return "connection-specific header"
@@ -108,24 +94,27 @@ def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 
 class Http2Connection(asyncio.Protocol):
-    def __init__(self, router: Dispatcher, settings: Settings, h2_config: H2Configuration,
-                 registry: set["Http2Connection"]) -> None:
+    """One client connection: TLS from asyncio, HTTP/2 from nghttp2 (``nghttp2.SessionEvents``
+    are the methods under "inbound"), requests to the dispatcher."""
+
+    def __init__(self, router: Dispatcher, settings: Settings, registry: set["Http2Connection"]) -> None:
         self._router = router
         self._settings = settings
-        self._h2_config = h2_config
         self._registry = registry
-        self._conn: H2Connection | None = None
+        self._session: nghttp2.ServerSession | None = None
         self._transport: asyncio.Transport | None = None
         self._streams: dict[int, _Stream] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._waiting: dict[int, asyncio.Future] = {}
-        self._blocked: dict[int, bytes] = {}
         self._auth = ConnectionAuth()
         self._closed = False
         #: Set once no new streams will come (GOAWAY sent or received): the connection closes
         #: as soon as nothing is pending.
         self._closing = False
         self._drained: asyncio.Future | None = None
+        #: True while nghttp2 is calling back into this connection: the session must not be
+        #: freed under it, so a close asked for meanwhile waits until the call returns.
+        self._in_session = False
 
     # -- connection lifecycle ----------------------------------------------------------------
 
@@ -140,15 +129,11 @@ class Http2Connection(asyncio.Protocol):
             self._closed = True
             return
         self._registry.add(self)
-        conn = H2Connection(config=self._h2_config)
-        conn.local_settings = H2Settings(client=False, initial_values={
-            SettingCodes.MAX_CONCURRENT_STREAMS: self._settings.max_streams,
-            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
-            SettingCodes.MAX_HEADER_LIST_SIZE: 64 * 1024,
-        })
-        conn.initiate_connection()
-        conn.increment_flow_control_window(CONNECTION_WINDOW - 65535)
-        self._conn = conn
+        self._session = nghttp2.ServerSession(self, settings=[
+            (nghttp2.SETTINGS_MAX_CONCURRENT_STREAMS, self._settings.max_streams),
+            (nghttp2.SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW),
+            (nghttp2.SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST_SIZE),
+        ], connection_window=CONNECTION_WINDOW, max_header_list_size=MAX_HEADER_LIST_SIZE)
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -161,15 +146,16 @@ class Http2Connection(asyncio.Protocol):
         self._timers.clear()
         self._waiting.clear()
         self._streams.clear()
-        self._blocked.clear()
+        if self._session is not None and not self._in_session:
+            self._session.close()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
     async def shutdown(self, grace: float) -> None:
         """GOAWAY (no new streams), let in-flight replies finish for up to ``grace`` s, close."""
-        if self._closed or self._conn is None or self._transport is None:
+        if self._closed or self._session is None or self._transport is None:
             return
-        self._conn.close_connection(ErrorCodes.NO_ERROR, SHUTDOWN_DEBUG_DATA)
+        self._session.goaway(nghttp2.NO_ERROR, SHUTDOWN_DEBUG_DATA)
         self._flush()
         self._drained = asyncio.get_running_loop().create_future()
         self._close_when_drained()
@@ -190,42 +176,37 @@ class Http2Connection(asyncio.Protocol):
     # -- inbound -----------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        conn = self._conn
-        if conn is None:
+        session = self._session
+        if session is None or self._closed:
             return
+        self._in_session = True
         try:
-            events = conn.receive_data(data)
-        except ProtocolError as error:  # h2 has queued GOAWAY with the right error code
-            if not self._closing:  # after our GOAWAY, h2 refuses new frames: not worth a warning
-                log("protocol_error", level="warning", error=str(error))
+            problem = session.receive(data)
+        finally:
+            self._in_session = False
+        if self._closed:  # lost while nghttp2 was calling back: free it now
+            session.close()
+            return
+        if problem is not None:
+            # nghttp2 has queued GOAWAY with the right error code where the protocol asks for one.
+            if not self._closing:  # after our GOAWAY, refused frames are not worth a warning
+                log("protocol_error", level="warning", error=problem)
             self._flush()
             self._close()
             return
-        for event in events:
-            kind = type(event)
-            if kind is RequestReceived:
-                self._on_request(event)  # type: ignore[arg-type]
-            elif kind is DataReceived:
-                self._on_data(event)  # type: ignore[arg-type]
-            elif kind is StreamEnded:
-                self._on_end(event.stream_id)  # type: ignore[attr-defined]
-            elif kind is StreamReset:
-                self._forget(event.stream_id)  # type: ignore[attr-defined]
-            elif kind is WindowUpdated:
-                self._resume_blocked()
-            elif kind is ConnectionTerminated:  # the client's GOAWAY: finish what it sent
-                self._close_when_drained()
         self._flush()
+        if session.finished():  # a connection error nghttp2 answered with GOAWAY
+            self._close()
 
-    def _on_request(self, event: RequestReceived) -> None:
-        problem = malformed_request(event.headers)  # type: ignore[arg-type]
+    def request_headers(self, stream_id: int, headers: list[tuple[bytes, bytes]]) -> None:
+        problem = malformed_request(headers)
         if problem is not None:
             log("malformed_request", level="warning", why=problem)
-            self._conn.reset_stream(event.stream_id, ErrorCodes.PROTOCOL_ERROR)  # type: ignore[union-attr]
+            self._session.reset(stream_id, nghttp2.PROTOCOL_ERROR)  # type: ignore[union-attr]
             return
         method = path = ""
-        headers: list[tuple[str, str]] = []
-        for name, value in event.headers:  # bytes, as header_encoding is None
+        regular: list[tuple[str, str]] = []
+        for name, value in headers:
             if name[:1] == b":":
                 if name == b":method":
                     method = value.decode("latin-1")
@@ -233,21 +214,18 @@ class Http2Connection(asyncio.Protocol):
                     path = value.decode("latin-1")
             else:
                 # latin-1 keeps one character per byte, so lengths are byte counts.
-                headers.append((name.decode("latin-1"), value.decode("latin-1")))
-        self._streams[event.stream_id] = _Stream(method, path, headers, time.time())
+                regular.append((name.decode("latin-1"), value.decode("latin-1")))
+        self._streams[stream_id] = _Stream(method, path, regular, time.time())
 
-    def _on_data(self, event: DataReceived) -> None:
-        stream = self._streams.get(event.stream_id)
+    def body_chunk(self, stream_id: int, data: bytes) -> None:
+        # nghttp2 hands the window back as bytes arrive: bodies are small and handled at once.
+        stream = self._streams.get(stream_id)
         if stream is not None:
-            data = event.data
             stream.length += len(data)
             if len(stream.body) < MAX_BUFFERED_BODY:
                 stream.body += data[: MAX_BUFFERED_BODY - len(stream.body)]
-        # Hand the window back at once: bodies are small and handled as soon as they end.
-        assert self._conn is not None
-        self._conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
 
-    def _on_end(self, stream_id: int) -> None:
+    def request_ended(self, stream_id: int) -> None:
         stream = self._streams.pop(stream_id, None)
         if stream is None:
             return
@@ -264,6 +242,21 @@ class Http2Connection(asyncio.Protocol):
             self._waiting[stream_id] = outcome
             outcome.add_done_callback(lambda done: self._resolved(stream_id, done))
 
+    def stream_closed(self, stream_id: int) -> None:
+        """The stream ended, answered or reset by the client: drop whatever was pending for it."""
+        self._streams.pop(stream_id, None)
+        timer = self._timers.pop(stream_id, None)
+        if timer is not None:
+            timer.cancel()
+        waiting = self._waiting.pop(stream_id, None)
+        if waiting is not None:
+            waiting.cancel()
+        self._maybe_drained()
+
+    def goaway_received(self) -> None:
+        """The client's GOAWAY: finish what it sent, then close."""
+        self._close_when_drained()
+
     def _resolved(self, stream_id: int, done: asyncio.Future) -> None:
         if self._waiting.pop(stream_id, None) is None or done.cancelled():
             return
@@ -274,18 +267,6 @@ class Http2Connection(asyncio.Protocol):
         else:
             response = done.result()
         self._respond(stream_id, response, flush=True)
-
-    def _forget(self, stream_id: int) -> None:
-        """The client reset the stream: drop whatever was pending for it."""
-        self._streams.pop(stream_id, None)
-        self._blocked.pop(stream_id, None)
-        timer = self._timers.pop(stream_id, None)
-        if timer is not None:
-            timer.cancel()
-        waiting = self._waiting.pop(stream_id, None)
-        if waiting is not None:
-            waiting.cancel()
-        self._maybe_drained()
 
     # -- outbound ----------------------------------------------------------------------------
 
@@ -305,55 +286,32 @@ class Http2Connection(asyncio.Protocol):
         self._flush()
 
     def _send(self, stream_id: int, response: Response) -> None:
-        conn = self._conn
-        if self._closed or conn is None:
+        if self._closed or self._session is None:
             return
-        headers = [(":status", str(response.status)), *response.headers]
-        body = response.body
-        if body:
-            headers.append(("content-length", str(len(body))))
-        try:
-            conn.send_headers(stream_id, headers, end_stream=not body)
-            if body:
-                self._send_body(stream_id, body)
-        except (StreamClosedError, ProtocolError):
-            pass  # the client reset or closed the stream meanwhile
-        self._maybe_drained()
-
-    def _send_body(self, stream_id: int, body: bytes) -> None:
-        conn = self._conn
-        assert conn is not None
-        while body:
-            window = conn.local_flow_control_window(stream_id)
-            if window <= 0:
-                self._blocked[stream_id] = body  # resumed on WindowUpdated
-                return
-            chunk = body[: min(window, conn.max_outbound_frame_size)]
-            body = body[len(chunk):]
-            conn.send_data(stream_id, chunk, end_stream=not body)
-        self._blocked.pop(stream_id, None)
-
-    def _resume_blocked(self) -> None:
-        for stream_id, body in list(self._blocked.items()):
-            try:
-                self._send_body(stream_id, body)
-            except (StreamClosedError, ProtocolError):
-                self._blocked.pop(stream_id, None)
+        self._session.respond(stream_id, response.status, response.headers, response.body)
         self._maybe_drained()
 
     def _maybe_drained(self) -> None:
-        if self._timers or self._waiting or self._blocked or self._streams:
+        if self._timers or self._waiting or self._streams:
+            return
+        if self._session is not None and self._session.sending_body():
             return
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
-        if self._closing:
+        if self._closing and not self._in_session:
             self._flush()
             self._close()
 
     def _flush(self) -> None:
-        conn = self._conn
-        if conn is None or self._transport is None:
+        session = self._session
+        if session is None or self._transport is None or self._in_session:
             return
-        data = conn.data_to_send()
+        self._in_session = True  # mem_send calls back (stream closes, body reads)
+        try:
+            data = session.data_to_send()
+        finally:
+            self._in_session = False
         if data:
             self._transport.write(data)
+        if self._closing and not (self._timers or self._waiting or self._streams or session.sending_body()):
+            self._close()

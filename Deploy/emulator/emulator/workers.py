@@ -44,7 +44,7 @@ from .logs import log, short_token
 from .oauth import AccessTokens
 from .records import PushLog, PushRecord, Stats
 from .rules import AttemptCounter
-from .server import Http2Connection, make_h2_config, make_tls_context
+from .server import Http2Connection, make_tls_context
 
 WORKER_READY_TIMEOUT = 10.0
 SHUTDOWN_GRACE = 3.0
@@ -129,7 +129,6 @@ async def _worker_main(index: int, settings: Settings, credentials: Credentials,
     state = WorkerState(settings, parent)
     router = build_router(settings, credentials, state, tokens, port, index)  # type: ignore[arg-type]
     connections: set[Http2Connection] = set()
-    h2_config = make_h2_config()
     tls_context = make_tls_context(tls.server_cert, tls.server_key)
 
     def adopt_connections() -> None:
@@ -141,7 +140,7 @@ async def _worker_main(index: int, settings: Settings, credentials: Credentials,
             client = socket.socket(fileno=fd)
             client.setblocking(False)
             loop.create_task(_adopt(loop, client, tls_context,
-                                    lambda: Http2Connection(router, settings, h2_config, connections)))
+                                    lambda: Http2Connection(router, settings, connections)))
 
     handoff_sock.setblocking(False)
     loop.add_reader(handoff_sock.fileno(), adopt_connections)
@@ -312,9 +311,8 @@ async def _parent_main(settings: Settings, credentials: Credentials, tls: TlsFil
     channel_service = build_channel_service(settings, credentials, channels,
                                             lambda status, reason: own_stats.count("channels", status, reason))
     channel_connections: set[Http2Connection] = set()
-    h2_config = make_h2_config()
     channels_server = await asyncio.get_running_loop().create_server(
-        lambda: Http2Connection(channel_service, settings, h2_config, channel_connections),
+        lambda: Http2Connection(channel_service, settings, channel_connections),
         sock=bind_socket(settings.host, settings.channels_port),
         ssl=make_tls_context(tls.server_cert, tls.server_key))
     turn = 0

@@ -9,6 +9,9 @@ import sys
 import time
 from pathlib import Path
 
+import collections
+
+import h2.errors
 import h2.settings
 
 from conftest import EMULATOR_DIR, TOKEN, TOPIC, apns_post, start_emulator
@@ -45,6 +48,23 @@ def test_hundreds_of_concurrent_streams_on_one_connection(fresh, credentials):
         client.close()
     assert [r.status for r in replies] == [200] * 400
     assert fresh.admin("/stats")["by_service"]["apns"]["accepted"] == 400
+
+
+def test_exceeding_max_concurrent_streams_ends_the_connection(fresh, credentials):
+    client = raw_client(fresh)
+    try:
+        client.server_settings()  # and our ACK goes out with the next write: the limit applies
+        # h2 would refuse to open stream 501 itself; pretend the server allowed more.
+        client.conn.remote_settings._settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = collections.deque([10_000])
+        slow = [client.request("POST", f"/3/device/5100{TOKEN[4:-4]}{i:04x}", apns_headers(credentials.jwt()), b'{"aps":{}}')
+                for i in range(501)]
+        while client.terminated is None and client.pump():
+            pass
+    finally:
+        client.close()
+    assert client.terminated is not None
+    assert client.terminated.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
+    assert client.terminated.last_stream_id == slow[499]  # the first 500 were taken, the 501st not
 
 
 def test_large_bodies_are_flow_controlled(fresh, credentials):
