@@ -27,9 +27,26 @@ extension PipelineRun {
         return WorkerUsage.total(usages)
     }
 
+    /// Publish → accepted, over the pushes of a latency run: every push, and per job its
+    /// first and its last push (how much of the figure is a job's own spread).
+    struct LatencyFigures {
+        var rate: Double
+        var all: [Double]
+        var firstOfJob: [Double]
+        var lastOfJob: [Double]
+
+        var p50: Double { Self.percentile(all, 0.50) }
+        var p99: Double { Self.percentile(all, 0.99) }
+
+        /// The nearest-rank percentile of ascending `sorted` values.
+        static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+            sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+        }
+    }
+
     /// Publishes jobs at `rate` deliveries/s for `seconds` with two workers running, then
-    /// reports p50/p99 of publish → accepted by the emulator, and the rate achieved.
-    func latency(rate: Double, seconds duration: Double) async throws -> (Double, Double, Double) {
+    /// measures publish → accepted by the emulator for every push, and the rate achieved.
+    func latency(rate: Double, seconds duration: Double) async throws -> LatencyFigures {
         try await resetEmulator()
         let workers = try startWorkers(2)
         defer { stop(workers) }
@@ -54,12 +71,15 @@ extension PipelineRun {
             next += interval
         }
         try await waitForAccepted(published.count * Int(perJob))
-        let latencies = try await arrivals().compactMap { arrival in
-            published[arrival.jobID].map { (arrival.at - $0) * 1000 }
-        }.sorted()
-        let achieved = Double(published.count) * perJob / duration
-        guard !latencies.isEmpty else { throw BenchmarkError("no arrivals recorded (is the emulator in --fast mode?)") }
-        return (latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], achieved)
+        var byJob: [String: [Double]] = [:]
+        for arrival in try await arrivals() {
+            guard let sent = published[arrival.jobID] else { continue }
+            byJob[arrival.jobID, default: []].append((arrival.at - sent) * 1000)
+        }
+        guard !byJob.isEmpty else { throw BenchmarkError("no arrivals recorded (is the emulator in --fast mode?)") }
+        return LatencyFigures(
+            rate: Double(published.count) * perJob / duration, all: byJob.values.flatMap { $0 }.sorted(),
+            firstOfJob: byJob.values.compactMap { $0.min() }.sorted(), lastOfJob: byJob.values.compactMap { $0.max() }.sorted())
     }
 
     /// One worker draining a backlog of `backlog` deliveries; its peak resident memory and

@@ -26,7 +26,7 @@ enum PipelineBenchmark {
             arguments,
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
-                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds",
+                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -56,6 +56,15 @@ enum PipelineBenchmark {
         }
         do {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
+            if parsed["only"] == "latency" {
+                // The latency run alone, at --rate deliveries/s (default: half of what two
+                // workers drain).
+                let rate = try parsed["rate"] == nil
+                    ? await bench.throughput(deliveries: deliveries, workers: 2).rate / 2 : parsed.double("rate", default: 0)
+                writeLatency(try await bench.latency(rate: rate, seconds: 10), note: parsed["rate"] == nil ? "half the maximum" : "--rate")
+                await bench.tearDown()
+                return
+            }
             if parsed["only"] == "backlog" {
                 // A quick look at one figure while profiling: the backlog drain alone, or
                 // drains alternating with a baseline binary's worker.
@@ -86,8 +95,7 @@ enum PipelineBenchmark {
             let twoWorkers = try await bench.throughput(deliveries: deliveries, workers: 2)
             write("2 workers", twoWorkers, note: "CPU of both")
             let best = max(oneWorker.rate, twoWorkers.rate)
-            let (p50, p99, rate) = try await bench.latency(rate: best / 2, seconds: 10)
-            StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s (half the maximum): p50 %.1f ms, p99 %.1f ms (target p99 <= 25)", rate, p50, p99))
+            writeLatency(try await bench.latency(rate: best / 2, seconds: 10), note: "half the maximum")
             let drained = try await bench.peakMemory(backlog: backlog)
             write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
             StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64)", backlog, drained.peakMiB))
@@ -119,5 +127,18 @@ enum PipelineBenchmark {
         StandardStreams.write(line: "  \(label): " + String(
             format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB; emulator CPU %.0f µs per push",
             figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB, figures.emulatorMicrosecondsPerPush) + " (\(note))")
+    }
+
+    /// The target figure (p99 of every push), then what it is made of: the tail, and a job's
+    /// first and last push (a 100-device job's pushes reach the emulator one after another).
+    static func writeLatency(_ figures: PipelineRun.LatencyFigures, note: String) {
+        typealias F = PipelineRun.LatencyFigures
+        StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s", figures.rate) + " (\(note)): "
+            + String(format: "p50 %.1f ms, p99 %.1f ms (target p99 <= 25)", figures.p50, figures.p99))
+        StandardStreams.write(line: String(
+            format: "    p90 %.1f ms, max %.1f ms; first push of a job p50/p99 %.1f / %.1f ms, last push %.1f / %.1f ms (%d jobs)",
+            F.percentile(figures.all, 0.90), figures.all.last ?? .nan, F.percentile(figures.firstOfJob, 0.50),
+            F.percentile(figures.firstOfJob, 0.99), F.percentile(figures.lastOfJob, 0.50), F.percentile(figures.lastOfJob, 0.99),
+            figures.firstOfJob.count))
     }
 }
