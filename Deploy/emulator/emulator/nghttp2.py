@@ -14,6 +14,7 @@ whatever the library would have said about it.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Protocol
 
 from cffi import FFI
@@ -30,8 +31,12 @@ typedef struct { char *name; char *value; size_t namelen; size_t valuelen; uint8
 typedef struct {
     nghttp2_frame_hd hd; size_t padlen; nghttp2_priority_spec pri_spec; nghttp2_nv *nva; size_t nvlen; int cat;
 } nghttp2_headers;
+typedef struct {
+    nghttp2_frame_hd hd; int32_t last_stream_id; uint32_t error_code; char *opaque_data; size_t opaque_data_len;
+    uint8_t reserved;
+} nghttp2_goaway;
 /* Only the members read here; nghttp2 hands out pointers, so the smaller union is enough. */
-typedef union { nghttp2_frame_hd hd; nghttp2_headers headers; } nghttp2_frame;
+typedef union { nghttp2_frame_hd hd; nghttp2_headers headers; nghttp2_goaway goaway; } nghttp2_frame;
 typedef struct { int32_t settings_id; uint32_t value; } nghttp2_settings_entry;
 typedef union { int fd; void *ptr; } nghttp2_data_source;
 typedef ssize_t (*nghttp2_data_source_read_callback)(nghttp2_session *, int32_t, uint8_t *, size_t, uint32_t *,
@@ -39,11 +44,13 @@ typedef ssize_t (*nghttp2_data_source_read_callback)(nghttp2_session *, int32_t,
 typedef struct { nghttp2_data_source source; nghttp2_data_source_read_callback read_callback; } nghttp2_data_provider;
 
 typedef int (*nghttp2_on_frame_recv_callback)(nghttp2_session *, const nghttp2_frame *, void *);
+typedef int (*nghttp2_on_frame_send_callback)(nghttp2_session *, const nghttp2_frame *, void *);
 typedef int (*nghttp2_on_data_chunk_recv_callback)(nghttp2_session *, uint8_t, int32_t, const char *, size_t, void *);
 typedef int (*nghttp2_on_stream_close_callback)(nghttp2_session *, int32_t, uint32_t, void *);
 typedef int (*nghttp2_on_begin_headers_callback)(nghttp2_session *, const nghttp2_frame *, void *);
 typedef int (*nghttp2_on_header_callback)(nghttp2_session *, const nghttp2_frame *, const char *, size_t,
                                           const char *, size_t, uint8_t, void *);
+typedef int (*nghttp2_error_callback2)(nghttp2_session *, int, const char *, size_t, void *);
 
 int nghttp2_session_callbacks_new(nghttp2_session_callbacks **);
 void nghttp2_session_callbacks_set_on_frame_recv_callback(nghttp2_session_callbacks *, nghttp2_on_frame_recv_callback);
@@ -53,6 +60,8 @@ void nghttp2_session_callbacks_set_on_stream_close_callback(nghttp2_session_call
 void nghttp2_session_callbacks_set_on_begin_headers_callback(nghttp2_session_callbacks *,
                                                              nghttp2_on_begin_headers_callback);
 void nghttp2_session_callbacks_set_on_header_callback(nghttp2_session_callbacks *, nghttp2_on_header_callback);
+void nghttp2_session_callbacks_set_error_callback2(nghttp2_session_callbacks *, nghttp2_error_callback2);
+void nghttp2_session_callbacks_set_on_frame_send_callback(nghttp2_session_callbacks *, nghttp2_on_frame_send_callback);
 
 int nghttp2_option_new(nghttp2_option **);
 void nghttp2_option_set_no_http_messaging(nghttp2_option *, int);
@@ -64,6 +73,7 @@ ssize_t nghttp2_session_mem_send(nghttp2_session *, const char **);
 int nghttp2_session_want_read(nghttp2_session *);
 int nghttp2_session_want_write(nghttp2_session *);
 int32_t nghttp2_session_get_last_proc_stream_id(nghttp2_session *);
+int nghttp2_session_terminate_session(nghttp2_session *, uint32_t);
 int nghttp2_submit_settings(nghttp2_session *, uint8_t, const nghttp2_settings_entry *, size_t);
 int nghttp2_submit_window_update(nghttp2_session *, uint8_t, int32_t, int32_t);
 int nghttp2_submit_response(nghttp2_session *, int32_t, const nghttp2_nv *, size_t, const nghttp2_data_provider *);
@@ -81,17 +91,21 @@ _HCAT_REQUEST = 0
 _DATA_FLAG_EOF = 0x01
 _ERR_CALLBACK_FAILURE = -902
 _ERR_TEMPORAL_CALLBACK_FAILURE = -521
+_ERR_FLOODED = -904
+_ERR_TOO_MANY_CONTINUATIONS = -905
 SETTINGS_MAX_CONCURRENT_STREAMS = 0x03
 SETTINGS_INITIAL_WINDOW_SIZE = 0x04
 SETTINGS_MAX_HEADER_LIST_SIZE = 0x06
 NO_ERROR = 0x00
 PROTOCOL_ERROR = 0x01
+ENHANCE_YOUR_CALM = 0x0b
 
 
 class SessionEvents(Protocol):
     """What a session reports, in the order frames arrive."""
 
     def request_headers(self, stream_id: int, headers: list[tuple[bytes, bytes]]) -> None: ...
+    def request_refused(self, stream_id: int, why: str) -> None: ...
     def body_chunk(self, stream_id: int, data: bytes) -> None: ...
     def request_ended(self, stream_id: int) -> None: ...
     def stream_closed(self, stream_id: int) -> None: ...
@@ -109,10 +123,16 @@ class ServerSession:
         self._incoming: dict[int, tuple[list[tuple[bytes, bytes]], int]] = {}
         #: Response bodies nghttp2 is still reading (it pauses them while the window is shut).
         self._bodies: dict[int, tuple[bytes, int]] = {}
+        #: nghttp2's own words for the last connection error it met (its error callback).
+        self.last_error: str | None = None
+        self.failed = False
         self._handle = ffi.new_handle(self)  # kept: nghttp2 holds only the raw pointer
         session = ffi.new("nghttp2_session **")
         _check(_lib.nghttp2_session_server_new2(session, _CALLBACKS, self._handle, _OPTION), "session_server_new2")
         self._session = session[0]
+        # Frees the C session once, from close() or, should a path ever skip that, when this
+        # object is collected.
+        self._free = weakref.finalize(self, _lib.nghttp2_session_del, self._session)
         entries = ffi.new("nghttp2_settings_entry[]", [{"settings_id": k, "value": v} for k, v in settings])
         _check(_lib.nghttp2_submit_settings(self._session, 0, entries, len(settings)), "submit_settings")
         if connection_window > 65535:
@@ -123,29 +143,43 @@ class ServerSession:
         return self._session is not None
 
     def receive(self, data: bytes) -> str | None:
-        """Feeds bytes from the peer; why the connection cannot go on, or None."""
+        """Feeds bytes from the peer; why the connection cannot go on, or None.
+
+        nghttp2 answers most connection errors with GOAWAY by itself (``finished`` then says
+        so, and ``last_error`` why). A fatal error (a bad preface, a flood, too many
+        CONTINUATION frames, a failed callback) makes it stop without one: a GOAWAY is queued
+        here, so the client always learns why, as RFC 9113 §5.4.1 asks."""
         if self._session is None:
             return None
         consumed = _lib.nghttp2_session_mem_recv(self._session, data, len(data))
-        return None if consumed >= 0 else ffi.string(_lib.nghttp2_strerror(consumed)).decode()
+        if consumed >= 0:
+            return None
+        code = ENHANCE_YOUR_CALM if consumed in (_ERR_FLOODED, _ERR_TOO_MANY_CONTINUATIONS) else PROTOCOL_ERROR
+        _lib.nghttp2_session_terminate_session(self._session, code)
+        return self.last_error or ffi.string(_lib.nghttp2_strerror(consumed)).decode()
 
     def data_to_send(self) -> bytes:
+        """What nghttp2 has queued; a failure here (only from a callback) ends the session."""
         if self._session is None:
             return b""
         chunks = []
         data = ffi.new("const char **")
         while True:
             count = _lib.nghttp2_session_mem_send(self._session, data)
-            if count <= 0:
+            if count < 0:
+                self.last_error = self.last_error or ffi.string(_lib.nghttp2_strerror(count)).decode()
+                self.failed = True
+                break
+            if count == 0:
                 break
             chunks.append(ffi.buffer(data[0], count)[:])
         return b"".join(chunks)
 
     def finished(self) -> bool:
-        """True once nghttp2 neither expects nor has anything more (after a GOAWAY exchange or
-        a connection error it answered)."""
-        return self._session is None or not (_lib.nghttp2_session_want_read(self._session)
-                                             or _lib.nghttp2_session_want_write(self._session))
+        """True once nghttp2 neither expects nor has anything more (after a GOAWAY exchange, a
+        connection error it answered, or a failure while sending)."""
+        return self._session is None or self.failed or not (
+            _lib.nghttp2_session_want_read(self._session) or _lib.nghttp2_session_want_write(self._session))
 
     def respond(self, stream_id: int, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         if self._session is None:
@@ -184,7 +218,7 @@ class ServerSession:
     def close(self) -> None:
         """Frees the session; never from inside one of its callbacks."""
         if self._session is not None:
-            _lib.nghttp2_session_del(self._session)
+            self._free()
             self._session = None
         self._incoming.clear()
         self._bodies.clear()
@@ -204,6 +238,7 @@ class ServerSession:
         if size > self._max_header_list_size:
             del self._incoming[stream_id]
             _lib.nghttp2_submit_rst_stream(self._session, 0, stream_id, PROTOCOL_ERROR)
+            self._events.request_refused(stream_id, f"header list larger than {self._max_header_list_size} bytes")
             return _ERR_TEMPORAL_CALLBACK_FAILURE  # nghttp2 then ignores the rest of the block
         fields.append((name, value))
         self._incoming[stream_id] = (fields, size)
@@ -285,6 +320,23 @@ def _on_stream_close(session, stream_id, error_code, user_data):
     return 0
 
 
+@ffi.callback("nghttp2_on_frame_send_callback", error=_ERR_CALLBACK_FAILURE, onerror=_failed)
+def _on_frame_sent(session, frame, user_data):
+    # A GOAWAY nghttp2 sends for a connection error carries its reason as debug data.
+    if frame.hd.type == _GOAWAY and frame.goaway.error_code != NO_ERROR:
+        this = ffi.from_handle(user_data)
+        length = frame.goaway.opaque_data_len
+        reason = ffi.unpack(frame.goaway.opaque_data, length).decode("utf-8", "replace") if length else ""
+        this.last_error = reason or this.last_error or f"GOAWAY error code {frame.goaway.error_code}"
+    return 0
+
+
+@ffi.callback("nghttp2_error_callback2", error=_ERR_CALLBACK_FAILURE, onerror=_failed)
+def _on_error(session, lib_error_code, message, length, user_data):
+    ffi.from_handle(user_data).last_error = ffi.unpack(message, length).decode("utf-8", "replace")
+    return 0
+
+
 @ffi.callback("nghttp2_data_source_read_callback", error=_ERR_CALLBACK_FAILURE, onerror=_failed)
 def _read_body(session, stream_id, buffer, length, flags, source, user_data):
     return ffi.from_handle(user_data)._read_body(stream_id, buffer, length, flags)
@@ -299,6 +351,8 @@ def _make_callbacks():
     _lib.nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, _on_data_chunk)
     _lib.nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, _on_frame)
     _lib.nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, _on_stream_close)
+    _lib.nghttp2_session_callbacks_set_error_callback2(callbacks, _on_error)
+    _lib.nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, _on_frame_sent)
     return callbacks
 
 

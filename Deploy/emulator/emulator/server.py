@@ -187,15 +187,16 @@ class Http2Connection(asyncio.Protocol):
         if self._closed:  # lost while nghttp2 was calling back: free it now
             session.close()
             return
-        if problem is not None:
-            # nghttp2 has queued GOAWAY with the right error code where the protocol asks for one.
+        if problem is not None:  # a GOAWAY with the error code is queued (ServerSession.receive)
             if not self._closing:  # after our GOAWAY, refused frames are not worth a warning
                 log("protocol_error", level="warning", error=problem)
             self._flush()
             self._close()
             return
         self._flush()
-        if session.finished():  # a connection error nghttp2 answered with GOAWAY
+        if session.finished():  # a connection error nghttp2 answered with GOAWAY itself
+            if not self._closing:
+                log("protocol_error", level="warning", error=session.last_error or "connection ended by the HTTP/2 layer")
             self._close()
 
     def request_headers(self, stream_id: int, headers: list[tuple[bytes, bytes]]) -> None:
@@ -216,6 +217,10 @@ class Http2Connection(asyncio.Protocol):
                 # latin-1 keeps one character per byte, so lengths are byte counts.
                 regular.append((name.decode("latin-1"), value.decode("latin-1")))
         self._streams[stream_id] = _Stream(method, path, regular, time.time())
+
+    def request_refused(self, stream_id: int, why: str) -> None:
+        """The session reset a request before its header block ended (too large)."""
+        log("malformed_request", level="warning", why=why)
 
     def body_chunk(self, stream_id: int, data: bytes) -> None:
         # nghttp2 hands the window back as bytes arrive: bodies are small and handled at once.
@@ -313,5 +318,8 @@ class Http2Connection(asyncio.Protocol):
             self._in_session = False
         if data:
             self._transport.write(data)
-        if self._closing and not (self._timers or self._waiting or self._streams or session.sending_body()):
+        if session.failed:  # a callback failed while sending: nothing more can be sent
+            log("protocol_error", level="error", error=session.last_error)
+            self._close()
+        elif self._closing and not (self._timers or self._waiting or self._streams or session.sending_body()):
             self._close()

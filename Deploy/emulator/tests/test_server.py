@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import collections
 
 import h2.errors
 import h2.settings
+import hyperframe.frame
 
 from conftest import EMULATOR_DIR, TOKEN, TOPIC, apns_post, start_emulator
 from emulator.certs import ensure_tls_files
@@ -65,6 +67,26 @@ def test_exceeding_max_concurrent_streams_ends_the_connection(fresh, credentials
     assert client.terminated is not None
     assert client.terminated.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
     assert client.terminated.last_stream_id == slow[499]  # the first 500 were taken, the 501st not
+
+
+def test_a_bad_preface_gets_goaway_before_the_close(emulator):
+    """A fatal error (here: no HTTP/2 client preface) still tells the client why."""
+    tls = ssl.create_default_context(cafile=emulator.info["ca"])
+    tls.set_alpn_protocols(["h2"])
+    with socket.create_connection(("127.0.0.1", emulator.info["port"]), timeout=10) as raw:
+        with tls.wrap_socket(raw, server_hostname="127.0.0.1") as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + b"\0" * 24)
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+    frames = []
+    while len(received) >= 9:
+        frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(received[:9]))
+        frame.parse_body(memoryview(received[9:9 + length]))
+        frames.append(frame)
+        received = received[9 + length:]
+    goaways = [f for f in frames if isinstance(f, hyperframe.frame.GoAwayFrame)]
+    assert len(goaways) == 1 and goaways[0].error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
 
 
 def test_large_bodies_are_flow_controlled(fresh, credentials):
