@@ -66,28 +66,48 @@ _REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
 _CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection",
                                   b"transfer-encoding", b"upgrade"})
 _BLANK = (b" ", b"\t")
+#: Verdicts on fields already judged, by (name, value): most fields of a request
+#: (authorization, apns-topic, content-type, :method, a device's :path...) come back on every
+#: request, and judging one costs about 2 µs of Python (measured: 28 µs for an APNs
+#: request's 13 fields). Bounded: emptied when full, so unique values (apns-id) cannot grow it.
+_VERDICTS: dict[tuple[bytes, bytes], str | None] = {}
+_MAX_VERDICTS = 4096
+_UNSEEN = object()
+
+
+def _judge(name: bytes, value: bytes) -> str | None:
+    """What is wrong with one field on its own (its place in the block aside), or None."""
+    if b"\x00" in value or b"\r" in value or b"\n" in value or value[:1] in _BLANK or value[-1:] in _BLANK:
+        return "invalid field value"
+    if name[:1] == b":":
+        return None
+    if not name or name.translate(None, _FIELD_NAME_BYTES):
+        return "invalid field name"
+    if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
+        return "connection-specific header"
+    return None
 
 
 def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """Why a request header block is malformed under RFC 9113 §8.2-8.3, or None.
-
-    Byte searches and ``translate`` rather than regular expressions or loops: this runs for
-    every field of every request, and each of these is one pass in C."""
+    """Why a request header block is malformed under RFC 9113 §8.2-8.3, or None."""
     seen_pseudo: set[bytes] = set()
     regular = False
-    for name, value in headers:
-        if b"\x00" in value or b"\r" in value or b"\n" in value or value[:1] in _BLANK or value[-1:] in _BLANK:
-            return "invalid field value"
+    for field in headers:
+        problem = _VERDICTS.get(field, _UNSEEN)
+        if problem is _UNSEEN:
+            problem = _judge(*field)
+            if len(_VERDICTS) >= _MAX_VERDICTS:
+                _VERDICTS.clear()
+            _VERDICTS[field] = problem
+        if problem is not None:
+            return problem  # type: ignore[return-value]
+        name = field[0]
         if name[:1] == b":":
             if regular or name not in _REQUEST_PSEUDO or name in seen_pseudo:
                 return "misplaced, unknown or repeated pseudo-header"
             seen_pseudo.add(name)
-            continue
-        regular = True
-        if not name or name.translate(None, _FIELD_NAME_BYTES):
-            return "invalid field name"
-        if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
-            return "connection-specific header"
+        else:
+            regular = True
     if not {b":method", b":scheme", b":path"} <= seen_pseudo:
         return "missing pseudo-header"
     return None
