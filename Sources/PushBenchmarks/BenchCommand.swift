@@ -37,9 +37,12 @@ public enum BenchCommand: Subcommand {
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
                                     [--only backlog [--rounds N] [--baseline OTHER_PUSHD]]
+                                    [--only latency [--rate N] [--recipients N]]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
-                   two workers; publish-to-acceptance p50/p99 at half the maximum rate; a
+                   two workers; publish-to-acceptance p50/p99 at half the maximum rate (jobs
+                   of 50 recipients, 100 pushes), with a job's first and last push, and for
+                   one-recipient jobs at 100 a second; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
                    and our rate as a ratio of the lower; the workers' CPU per delivery (their
                    own /proc utime + stime) beside one core's CPU per envelope, and their
@@ -48,6 +51,8 @@ public enum BenchCommand: Subcommand {
                    backlog drain and the crypto yardstick (for profiling), --rounds times;
                    with --baseline, drains alternate between this worker and another pushd's
                    (an older build, say), with the median CPU per delivery of each.
+                   `--only latency` runs just a latency measurement, at --rate deliveries/s
+                   (default: half of what two workers drain) with --recipients per job.
                    --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one
                    recipient each, 20 ms apart) on an idle cluster, then while two workers
                    drain a bulk-lane backlog of --backlog deliveries (default 100,000).

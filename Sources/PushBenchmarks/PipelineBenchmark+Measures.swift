@@ -44,26 +44,27 @@ extension PipelineRun {
         }
     }
 
-    /// Publishes jobs at `rate` deliveries/s for `seconds` with two workers running, then
-    /// measures publish → accepted by the emulator for every push, and the rate achieved.
-    func latency(rate: Double, seconds duration: Double) async throws -> LatencyFigures {
+    /// Publishes jobs of `recipients` recipients (two devices each) at `rate` deliveries/s for
+    /// `seconds` with two workers running, then measures publish → accepted by the emulator
+    /// for every push, and the rate achieved.
+    func latency(rate: Double, seconds duration: Double, recipients: Int = recipientsPerJob) async throws -> LatencyFigures {
         try await resetEmulator()
         let workers = try startWorkers(2)
         defer { stop(workers) }
-        let perJob = Double(Self.recipientsPerJob * 2)
+        let perJob = Double(recipients * 2)
         // Warm-up before the clock starts: a worker's first job pays once for its HTTP/2
         // connections (TLS, the server's SETTINGS, the provider token's first check) and its
         // database sessions. The figure is the steady state; the log is reset after.
         let warmUpJobs = 4
         for _ in 0..<warmUpJobs { try await amqp.publish(job(label: "warm-up").1) }
-        try await waitForAccepted(warmUpJobs * Int(perJob))
+        try await waitForAccepted(warmUpJobs * Self.recipientsPerJob * 2)
         try await resetEmulator()
         let interval = perJob / max(rate, 1)
         var published: [String: Double] = [:]
         let start = Date().timeIntervalSince1970
         var next = start
         while next - start < duration {
-            let (id, request) = job()
+            let (id, request) = job(recipients: recipients)
             let now = Date().timeIntervalSince1970
             if next > now { try await Task.sleep(for: .milliseconds(Int((next - now) * 1000))) }
             published[id] = Date().timeIntervalSince1970

@@ -26,7 +26,7 @@ enum PipelineBenchmark {
             arguments,
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
-                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate",
+                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -58,10 +58,14 @@ enum PipelineBenchmark {
             StandardStreams.write(line: "bench pipeline: all on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; devices registered in \(bench.prefix)")
             if parsed["only"] == "latency" {
                 // The latency run alone, at --rate deliveries/s (default: half of what two
-                // workers drain).
+                // workers drain), with jobs of --recipients recipients (default 50).
                 let rate = try parsed["rate"] == nil
                     ? await bench.throughput(deliveries: deliveries, workers: 2).rate / 2 : parsed.double("rate", default: 0)
-                writeLatency(try await bench.latency(rate: rate, seconds: 10), note: parsed["rate"] == nil ? "half the maximum" : "--rate")
+                let recipients = try parsed.integer("recipients", default: PipelineRun.recipientsPerJob)
+                writeLatency(
+                    try await bench.latency(rate: rate, seconds: 10, recipients: recipients),
+                    note: (parsed["rate"] == nil ? "half the maximum" : "--rate") + ", \(recipients * 2)-push jobs",
+                    isTarget: parsed["rate"] == nil && recipients == PipelineRun.recipientsPerJob)
                 await bench.tearDown()
                 return
             }
@@ -96,6 +100,11 @@ enum PipelineBenchmark {
             write("2 workers", twoWorkers, note: "CPU of both")
             let best = max(oneWorker.rate, twoWorkers.rate)
             writeLatency(try await bench.latency(rate: best / 2, seconds: 10), note: "half the maximum")
+            // What one user's notification waits, apart from a large job's own spread: jobs of
+            // one recipient (two pushes), 100 a second.
+            writeLatency(
+                try await bench.latency(rate: 200, seconds: 10, recipients: 1),
+                note: "one-recipient jobs, 100 a second", isTarget: false)
             let drained = try await bench.peakMemory(backlog: backlog)
             write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
             StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64)", backlog, drained.peakMiB))
@@ -131,10 +140,10 @@ enum PipelineBenchmark {
 
     /// The target figure (p99 of every push), then what it is made of: the tail, and a job's
     /// first and last push (a 100-device job's pushes reach the emulator one after another).
-    static func writeLatency(_ figures: PipelineRun.LatencyFigures, note: String) {
+    static func writeLatency(_ figures: PipelineRun.LatencyFigures, note: String, isTarget: Bool = true) {
         typealias F = PipelineRun.LatencyFigures
         StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s", figures.rate) + " (\(note)): "
-            + String(format: "p50 %.1f ms, p99 %.1f ms (target p99 <= 25)", figures.p50, figures.p99))
+            + String(format: "p50 %.1f ms, p99 %.1f ms", figures.p50, figures.p99) + (isTarget ? " (target p99 <= 25)" : ""))
         StandardStreams.write(line: String(
             format: "    p90 %.1f ms, max %.1f ms; first push of a job p50/p99 %.1f / %.1f ms, last push %.1f / %.1f ms (%d jobs)",
             F.percentile(figures.all, 0.90), figures.all.last ?? .nan, F.percentile(figures.firstOfJob, 0.50),
