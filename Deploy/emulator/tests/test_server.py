@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import socket
 import ssl
@@ -10,14 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-import collections
-
 import h2.errors
 import h2.settings
 import hyperframe.frame
 
 from conftest import EMULATOR_DIR, TOKEN, TOPIC, apns_post, start_emulator
 from emulator.certs import ensure_tls_files
+from emulator.server import malformed_request
 from h2client import RawH2Client
 
 
@@ -130,6 +130,23 @@ def test_malformed_header_block_resets_the_stream(fresh, credentials):
     finally:
         client.close()
     assert [r.reset for r in replies] == [True, True, True, False] and replies[-1].status == 200
+
+
+def test_remembered_field_verdicts_agree_with_fresh_ones():
+    """Verdicts are remembered per (name, value): the second look at each block must agree
+    with the first, and a field's verdict must not depend on the block it was first seen in."""
+    good = [(b":method", b"POST"), (b":scheme", b"https"), (b":path", b"/3/device/ab"), (b"apns-topic", TOPIC.encode())]
+    cases = {
+        "invalid field name": [*good, (b"Apns-Priority", b"10")],
+        "connection-specific header": [*good, (b"connection", b"close")],
+        "invalid field value": [*good, (b"apns-collapse-id", b" padded")],
+        "misplaced, unknown or repeated pseudo-header": [*good, (b":path", b"/3/device/ab")],
+        "missing pseudo-header": good[1:],
+    }
+    for _ in range(2):
+        assert malformed_request([(bytes(n), bytes(v)) for n, v in good]) is None
+        for why, headers in cases.items():
+            assert malformed_request([(bytes(n), bytes(v)) for n, v in headers]) == why
 
 
 def test_only_h2_is_spoken(emulator):
