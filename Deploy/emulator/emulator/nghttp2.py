@@ -138,10 +138,6 @@ class ServerSession:
         if connection_window > 65535:
             _check(_lib.nghttp2_submit_window_update(self._session, 0, 0, connection_window - 65535), "window_update")
 
-    @property
-    def open(self) -> bool:
-        return self._session is not None
-
     def receive(self, data: bytes) -> str | None:
         """Feeds bytes from the peer; why the connection cannot go on, or None.
 

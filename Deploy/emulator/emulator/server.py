@@ -8,7 +8,6 @@ replies and cross-process attempt counters defer the answer (a timer or a future
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -92,16 +91,16 @@ def malformed_request(headers: list[tuple[bytes, bytes]]) -> str | None:
     """Why a request header block is malformed under RFC 9113 §8.2-8.3, or None."""
     seen_pseudo: set[bytes] = set()
     regular = False
-    for field in headers:
-        problem = _VERDICTS.get(field, _UNSEEN)
+    for header in headers:
+        problem = _VERDICTS.get(header, _UNSEEN)
         if problem is _UNSEEN:
-            problem = _judge(*field)
+            problem = _judge(*header)
             if len(_VERDICTS) >= _MAX_VERDICTS:
                 _VERDICTS.clear()
-            _VERDICTS[field] = problem
+            _VERDICTS[header] = problem
         if problem is not None:
             return problem  # type: ignore[return-value]
-        name = field[0]
+        name = header[0]
         if name[:1] == b":":
             if regular or name not in _REQUEST_PSEUDO or name in seen_pseudo:
                 return "misplaced, unknown or repeated pseudo-header"
