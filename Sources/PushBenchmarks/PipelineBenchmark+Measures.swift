@@ -35,13 +35,8 @@ extension PipelineRun {
         var firstOfJob: [Double]
         var lastOfJob: [Double]
 
-        var p50: Double { Self.percentile(all, 0.50) }
-        var p99: Double { Self.percentile(all, 0.99) }
-
-        /// The nearest-rank percentile of ascending `sorted` values.
-        static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-            sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-        }
+        var p50: Double { APNsBenchmark.percentile(all, 0.50) }
+        var p99: Double { APNsBenchmark.percentile(all, 0.99) }
     }
 
     /// Publishes jobs of `recipients` recipients (two devices each) at `rate` deliveries/s for

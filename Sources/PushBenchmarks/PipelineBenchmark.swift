@@ -141,13 +141,13 @@ enum PipelineBenchmark {
     /// The target figure (p99 of every push), then what it is made of: the tail, and a job's
     /// first and last push (a 100-device job's pushes reach the emulator one after another).
     static func writeLatency(_ figures: PipelineRun.LatencyFigures, note: String, isTarget: Bool = true) {
-        typealias F = PipelineRun.LatencyFigures
+        let percentile = APNsBenchmark.percentile
         StandardStreams.write(line: String(format: "  latency publish → accepted at %.0f deliveries/s", figures.rate) + " (\(note)): "
             + String(format: "p50 %.1f ms, p99 %.1f ms", figures.p50, figures.p99) + (isTarget ? " (target p99 <= 25)" : ""))
         StandardStreams.write(line: String(
             format: "    p90 %.1f ms, max %.1f ms; first push of a job p50/p99 %.1f / %.1f ms, last push %.1f / %.1f ms (%d jobs)",
-            F.percentile(figures.all, 0.90), figures.all.last ?? .nan, F.percentile(figures.firstOfJob, 0.50),
-            F.percentile(figures.firstOfJob, 0.99), F.percentile(figures.lastOfJob, 0.50), F.percentile(figures.lastOfJob, 0.99),
+            percentile(figures.all, 0.90), figures.all.last ?? .nan, percentile(figures.firstOfJob, 0.50),
+            percentile(figures.firstOfJob, 0.99), percentile(figures.lastOfJob, 0.50), percentile(figures.lastOfJob, 0.99),
             figures.firstOfJob.count))
     }
 }

@@ -19,6 +19,8 @@ from typing import Protocol
 
 from cffi import FFI
 
+from .logs import log
+
 ffi = FFI()
 ffi.cdef("""
 typedef struct nghttp2_session nghttp2_session;
@@ -283,7 +285,6 @@ def _check(status: int, what: str) -> None:
 
 def _failed(exception, value, traceback) -> None:
     """A callback raised: the connection fails (nghttp2 sees CALLBACK_FAILURE), logged once."""
-    from .logs import log
     log("handler_error", level="error", error=repr(value))
 
 

@@ -315,16 +315,18 @@ class Http2Connection(asyncio.Protocol):
         self._session.respond(stream_id, response.status, response.headers, response.body)
         self._maybe_drained()
 
+    def _idle(self) -> bool:
+        """Nothing left to answer or to send."""
+        return not (self._timers or self._waiting or self._streams
+                    or (self._session is not None and self._session.sending_body()))
+
     def _maybe_drained(self) -> None:
-        if self._timers or self._waiting or self._streams:
-            return
-        if self._session is not None and self._session.sending_body():
+        if not self._idle():
             return
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
-        if self._closing and not self._in_session:
-            self._flush()
-            self._close()
+        if self._closing:
+            self._flush()  # which closes once the rest is written (inside a callback: after it)
 
     def _flush(self) -> None:
         session = self._session
@@ -340,5 +342,5 @@ class Http2Connection(asyncio.Protocol):
         if session.failed:  # a callback failed while sending: nothing more can be sent
             log("protocol_error", level="error", error=session.last_error)
             self._close()
-        elif self._closing and not (self._timers or self._waiting or self._streams or session.sending_body()):
+        elif self._closing and self._idle():
             self._close()

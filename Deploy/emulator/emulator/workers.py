@@ -9,19 +9,19 @@ kernel's hash then spread them unevenly (measured 3:1 with four connections, hal
 throughput). Each worker also talks to the parent over a socketpair carrying one JSON message
 per line (``channel.Peer``):
 
-* worker -> parent: pushes (queued on the channel *before* their 200 is written), ``attempt`` (ask for the next
-  attempt number of a ``fail_times`` token), ``channel`` (look a broadcast channel up: the
-  parent owns the registry and serves the channel-management port itself), ``ready``;
+* worker -> parent: pushes (queued on the channel *before* their 200 is written),
+  ``attempt`` (ask for the next attempt number of a ``fail_times`` token), ``channel`` (look a
+  broadcast channel up: the parent owns the registry and serves the channel-management port
+  itself), ``ready``;
 * parent -> worker: ``sync`` (reply with counters), ``reset``, ``rotate`` (new access-token
   secret); every request is answered with ``reply`` carrying the same ``id``.
 
 Because a channel is FIFO and a push is queued on it before the client can see its 200 (every
-later line, a ``sync`` reply included, goes out behind it), a ``sync`` round trip to every worker
-guarantees the parent holds every push a client has seen
-accepted: ``/pushes`` and ``/stats`` are exact, not eventually consistent. Pushes from
-different workers are numbered in arrival-time order (``_PushMerger``), so a client that sends
-one push after another sees them in that order. ``--fast`` sends no pushes at all (counts
-travel with ``sync``).
+later line, a ``sync`` reply included, goes out behind it), a ``sync`` round trip to every
+worker guarantees the parent holds every push a client has seen accepted: ``/pushes`` and
+``/stats`` are exact, not eventually consistent. Pushes from different workers are numbered in
+arrival-time order (``_PushMerger``), so a client that sends one push after another sees them
+in that order. ``--fast`` sends no pushes at all (counts travel with ``sync``).
 """
 from __future__ import annotations
 

@@ -3,14 +3,14 @@ import Foundation
 import Glibc
 #endif
 
-/// Where the process runs on glibc's malloc after all (jemalloc, which the executable
-/// links, did not take `malloc`): caps glibc's arenas at one per core (at least two),
-/// unless `MALLOC_ARENA_MAX` is set. glibc's default is eight per core: every thread that
-/// meets a locked arena gets a new one, and the memory freed into each arena stays with
-/// it. A worker's threads (the cooperative pool, one HTTP/2 loop per client, the AMQP and
-/// PostgreSQL threads) each allocate and free per delivery, so its resident memory grew with the arenas, not with
-/// the work: draining a 100,000-delivery backlog peaked at 59.6–66.2 MiB with the default
-/// and at 56.4–59.2 MiB with two arenas on two cores, at the same CPU per delivery.
+/// Where the process runs on glibc's malloc after all (jemalloc, which the executable links,
+/// did not take `malloc`): caps glibc's arenas at one per core (at least two), unless
+/// `MALLOC_ARENA_MAX` is set. glibc's default is eight per core: every thread that meets a
+/// locked arena gets a new one, and the memory freed into each arena stays with it. A worker's
+/// threads (the cooperative pool, one HTTP/2 loop per client, the AMQP and PostgreSQL threads)
+/// each allocate and free per delivery, so its resident memory grew with the arenas, not with
+/// the work: draining a 100,000-delivery backlog peaked at 59.6–66.2 MiB with the default and
+/// at 56.4–59.2 MiB with two arenas on two cores, at the same CPU per delivery.
 enum MallocArenas {
     /// `M_ARENA_MAX` of `<malloc.h>`, which Swift's Glibc module does not bring in.
     private static let arenaMaximum: Int32 = -8
