@@ -96,6 +96,7 @@ public final class ConnectionPool: Sendable {
             brokenConnectionsDiscarded: counters.discarded.load(ordering: .relaxed),
             failedConnectionAttempts: counters.failedAttempts.load(ordering: .relaxed),
             statementsSent: counters.statementsSent.load(ordering: .relaxed),
+            statementsPrepared: counters.statementsPrepared.load(ordering: .relaxed),
             idle: idle, leased: leased, connecting: connecting)
     }
 
@@ -107,8 +108,11 @@ public final class ConnectionPool: Sendable {
         /// Attempts to open a connection that failed (each retried after a backoff while
         /// someone waits).
         public let failedConnectionAttempts: Int
-        /// Statements sent to the server (one per round trip).
+        /// Statements executed (one round trip each).
         public let statementsSent: Int
+        /// Statements prepared (`SQLQuery.prepared`: one extra round trip, the first time a
+        /// connection runs one).
+        public let statementsPrepared: Int
         public let idle: Int
         public let leased: Int
         public let connecting: Int
@@ -122,5 +126,6 @@ final class PoolCounters: Sendable {
     let discarded = Atomic<Int>(0)
     let failedAttempts = Atomic<Int>(0)
     let statementsSent = Atomic<Int>(0)
+    let statementsPrepared = Atomic<Int>(0)
     let connectionNumbers = Atomic<Int>(0)
 }

@@ -12,7 +12,7 @@ extension DeviceRegistry {
         forRecipients recipientIDs: [String], in app: AppIdentifiers, maximumPerRecipient: Int
     ) async throws(StoreError) -> (devices: [Device], cappedRecipients: [String]) {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return ([], []) }
-        let devices = try await pool.query("""
+        let lookup: SQLQuery = """
             SELECT \(fragment: Device.columns) FROM (
                 SELECT *, row_number() OVER (PARTITION BY recipient_id ORDER BY token_registered_at DESC, id DESC) AS rank
                 FROM devices
@@ -20,7 +20,8 @@ extension DeviceRegistry {
                   AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
             ) ranked
             WHERE rank <= \(Int64(maximumPerRecipient))
-            """).map { row throws(StoreError) in try Device(row: row) }
+            """
+        let devices = try await pool.query(lookup.prepared).map { row throws(StoreError) in try Device(row: row) }
         // Only when some recipient reached the cap: were there more?
         var counts: [String: Int] = [:]
         for device in devices { counts[device.recipientID, default: 0] += 1 }

@@ -25,16 +25,16 @@ public struct DeviceRegistry: Sendable {
 
     /// Every device of every recipient in `recipientIDs` for `app`, in one round trip however
     /// many recipients (`recipient_id = ANY($1)` with one `text[]` parameter, served by the
-    /// `recipient_id` index). Duplicates in `recipientIDs` are harmless; the order of the
-    /// devices is unspecified.
+    /// `recipient_id` index; prepared once per connection). Duplicates in `recipientIDs` are
+    /// harmless; the order of the devices is unspecified.
     public func devices(forRecipients recipientIDs: [String], in app: AppIdentifiers) async throws(StoreError) -> [Device] {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return [] }
-        let result = try await pool.query("""
+        let lookup: SQLQuery = """
             SELECT \(fragment: Device.columns) FROM devices
             WHERE recipient_id = ANY(\(recipientIDs))
               AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
-            """)
-        return try result.map { row throws(StoreError) in try Device(row: row) }
+            """
+        return try await pool.query(lookup.prepared).map { row throws(StoreError) in try Device(row: row) }
     }
 
     /// The devices with these ids (a job's `recipients.device_ids`), in one round trip. With
@@ -52,6 +52,6 @@ public struct DeviceRegistry: Sendable {
         } else {
             query = "SELECT \(fragment: Device.columns) FROM devices WHERE id = ANY(\(ids))"
         }
-        return try await pool.query(query).map { row throws(StoreError) in try Device(row: row) }
+        return try await pool.query(query.prepared).map { row throws(StoreError) in try Device(row: row) }
     }
 }

@@ -37,7 +37,7 @@ extension PostgresConnection {
         Swift.Result { () throws(StoreError) -> Result in try body() }
     }
 
-    func execute(_ query: SQLQuery, probeFirst: Bool) throws(StoreError) -> QueryResult {
+    func execute(_ query: SQLQuery, probeFirst: Bool, preparedAgain: Bool = false) throws(StoreError) -> QueryResult {
         if let failure = query.encodingFailure {
             throw .invalidParameter(index: failure.index, reason: failure.error.reason)
         }
@@ -66,6 +66,9 @@ extension PostgresConnection {
             storage.append(contentsOf: bytes)
         }
         assert(onOwnThread, "libpq call off the connection's thread")
+        let sql = query.sql
+        let preparedKey = query.isPrepared ? PreparedStatementKey(sql: sql, types: types) : nil
+        let statementName = try preparedKey.map { key throws(StoreError) in try preparedName(for: key, on: handle) }
         let cancel = currentCancelHandle
         cancel?.begin()
         counters?.statementsSent.add(1, ordering: .relaxed)
@@ -74,10 +77,45 @@ extension PostgresConnection {
                 guard let offset, let base = buffer.baseAddress else { return nil }
                 return (base + offset).assumingMemoryBound(to: CChar.self)
             }
-            return PQexecParams(handle, query.sql, Int32(bindings.count), types, values, lengths, formats, 1)
+            if let statementName {
+                return PQexecPrepared(handle, statementName, Int32(bindings.count), values, lengths, formats, 1)
+            }
+            return PQexecParams(handle, sql, Int32(bindings.count), types, values, lengths, formats, 1)
         }
         let cancelRequested = cancel?.end() ?? false
-        return try interpret(result, on: handle, cancelRequested: cancelRequested)
+        do {
+            return try interpret(result, on: handle, cancelRequested: cancelRequested)
+        } catch .server(let error) where preparedKey != nil && error.invalidatesPreparedStatement {
+            // The session lost the statement (someone ran DEALLOCATE) or the table changed
+            // shape under it (a migration): forget it; outside a transaction, which the
+            // failure did not abort, prepare it again and run it once more.
+            if let preparedKey, let statementName { forgetPrepared(preparedKey, named: statementName, on: handle) }
+            guard isIdleOutsideTransaction, !preparedAgain else { throw .server(error) }
+            return try execute(query, probeFirst: false, preparedAgain: true)
+        }
+    }
+
+    /// The server-side name of this statement on this session, preparing it the first time.
+    private func preparedName(for key: PreparedStatementKey, on handle: OpaquePointer) throws(StoreError) -> String {
+        if let name = preparedStatements[key] { return name }
+        preparedStatementsMade += 1
+        let name = "pushd_\(preparedStatementsMade)"
+        let cancel = currentCancelHandle
+        cancel?.begin()
+        counters?.statementsPrepared.add(1, ordering: .relaxed)
+        let result = PQprepare(handle, name, key.sql, Int32(key.types.count), key.types)
+        let cancelRequested = cancel?.end() ?? false
+        _ = try interpret(result, on: handle, cancelRequested: cancelRequested)
+        preparedStatements[key] = name
+        return name
+    }
+
+    private func forgetPrepared(_ key: PreparedStatementKey, named name: String, on handle: OpaquePointer) {
+        preparedStatements[key] = nil
+        // Frees the stale plan if the server still holds it (an error means it did not). In a
+        // failed transaction nothing can run: the stale one stays until the session ends.
+        if isIdleOutsideTransaction, let result = PQexec(handle, "DEALLOCATE \"\(name)\"") { PQclear(result) }
+        recordTransactionStatus()
     }
 
     /// Runs a script of several statements with the simple query protocol (`PQexec`): only
@@ -130,4 +168,10 @@ extension PostgresConnection {
             throw .unexpectedResult("the server answered with \(name); the connection is discarded")
         }
     }
+}
+
+/// What identifies a prepared statement on a session: its text and its parameter types.
+struct PreparedStatementKey: Hashable, Sendable {
+    let sql: String
+    let types: [UInt32]
 }

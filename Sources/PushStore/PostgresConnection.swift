@@ -22,6 +22,11 @@ public actor PostgresConnection {
     private var noticeContext: UnsafeMutableRawPointer?
     private var cancelHandle: CancelHandle?
     private var backendPID: Int32 = 0
+    /// The statements this session has prepared (`SQLQuery.prepared`): the server-side name
+    /// by statement text and parameter types. A new session starts empty.
+    var preparedStatements: [PreparedStatementKey: String] = [:]
+    /// Numbers the names (`pushd_1`, …): never reused on a session, even after one is forgotten.
+    var preparedStatementsMade = 0
 
     private enum Lifecycle: Int {
         case open, broken, closed

@@ -22,6 +22,9 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
     public private(set) var bindings: [SQLBinding]
     /// The first parameter that could not be encoded; the query is refused before sending.
     var encodingFailure: (index: Int, error: SQLEncodingError)?
+    /// Whether each connection prepares this statement once and then executes it by name
+    /// (see `prepared`).
+    public private(set) var isPrepared = false
 
     public init(stringLiteral value: StaticString) {
         segments = [.sql(value.string)]
@@ -44,6 +47,20 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
             }
         }
         return text
+    }
+
+    /// This statement, prepared once per connection and executed by name after that: the
+    /// server parses and plans it once per session instead of on every call, and after five
+    /// executions keeps a generic plan if it costs no more than the custom ones. For the
+    /// statements run per job (the device lookups), whose planning cost about as much as
+    /// running them (0.4–0.8 ms against 0.4–1.5 ms measured for 50 recipients). The text and
+    /// the parameter types must not depend on the values, which `SQLQuery` guarantees: values
+    /// are always parameters. Behind a connection pooler, it needs one that keeps prepared
+    /// statements per server session (PgBouncer 1.21+ with `max_prepared_statements`).
+    public var prepared: SQLQuery {
+        var copy = self
+        copy.isPrepared = true
+        return copy
     }
 
     /// The SQL and the parameter count, never the values: they may be tokens or keys.

@@ -47,6 +47,13 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
     }
 
+    /// The session no longer has a usable prepared statement under that name: 26000
+    /// (invalid_sql_statement_name: it was deallocated), or 0A000 "cached plan must not change
+    /// result type" (a table it reads changed shape since it was prepared).
+    var invalidatesPreparedStatement: Bool {
+        sqlState == "26000" || (sqlState == "0A000" && message.contains("cached plan"))
+    }
+
     /// What logs, events and dead-letter reasons may carry: never `detail`, which can quote
     /// whole rows ("Failing row contains (…)", "Key (push_token)=(…)"), tokens and keys
     /// included; the constraint's name says which rule failed.
