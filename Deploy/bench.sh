@@ -14,8 +14,13 @@ what=${1:-apns}; shift || true
 
 ensure_build_dependencies
 command -v h2load >/dev/null || ensure_debian_packages nghttp2-client
-swift build -c release --product pushd 2>&1 | tail -n 1
-PUSHD="$PUSHD_REPO/.build/release/pushd"
+# PUSHD_BINARY runs another build instead (to compare two versions on the same machine).
+if [ -n "${PUSHD_BINARY:-}" ]; then
+    PUSHD=$PUSHD_BINARY
+else
+    swift build -c release --product pushd 2>&1 | tail -n 1
+    PUSHD="$PUSHD_REPO/.build/release/pushd"
+fi
 
 if [ "$what" = "crypto" ]; then exec "$PUSHD" bench crypto "$@"; fi
 
