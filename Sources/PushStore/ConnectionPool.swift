@@ -110,8 +110,8 @@ public final class ConnectionPool: Sendable {
         public let failedConnectionAttempts: Int
         /// Statements executed (one round trip each).
         public let statementsSent: Int
-        /// Statements prepared (`SQLQuery.prepared`: one extra round trip, the first time a
-        /// connection runs one).
+        /// Statements prepared (`SQLQuery.prepared`: one extra round trip the first time a
+        /// connection runs one, and again after the session lost it).
         public let statementsPrepared: Int
         public let idle: Int
         public let leased: Int

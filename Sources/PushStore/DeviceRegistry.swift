@@ -24,9 +24,9 @@ public struct DeviceRegistry: Sendable {
     }
 
     /// Every device of every recipient in `recipientIDs` for `app`, in one round trip however
-    /// many recipients (`recipient_id = ANY($1)` with one `text[]` parameter, served by the
-    /// `recipient_id` index; prepared once per connection). Duplicates in `recipientIDs` are
-    /// harmless; the order of the devices is unspecified.
+    /// many recipients (`recipient_id = ANY($1)` with one `text[]` parameter; prepared once
+    /// per connection, whose generic plan uses the `recipient_id` index). Duplicates in
+    /// `recipientIDs` are harmless; the order of the devices is unspecified.
     public func devices(forRecipients recipientIDs: [String], in app: AppIdentifiers) async throws(StoreError) -> [Device] {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return [] }
         let lookup: SQLQuery = """

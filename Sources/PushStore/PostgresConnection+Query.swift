@@ -67,7 +67,7 @@ extension PostgresConnection {
         }
         assert(onOwnThread, "libpq call off the connection's thread")
         let sql = query.sql
-        let preparedKey = query.isPrepared ? PreparedStatementKey(sql: sql, types: types) : nil
+        let preparedKey = query.isPrepared && preparesStatements ? PreparedStatementKey(sql: sql, types: types) : nil
         let statementName = try preparedKey.map { key throws(StoreError) in try preparedName(for: key, on: handle) }
         let cancel = currentCancelHandle
         cancel?.begin()
@@ -85,37 +85,60 @@ extension PostgresConnection {
         let cancelRequested = cancel?.end() ?? false
         do {
             return try interpret(result, on: handle, cancelRequested: cancelRequested)
-        } catch .server(let error) where preparedKey != nil && error.invalidatesPreparedStatement {
-            // The session lost the statement (someone ran DEALLOCATE) or the table changed
-            // shape under it (a migration): forget it; outside a transaction, which the
-            // failure did not abort, prepare it again and run it once more.
-            if let preparedKey, let statementName { forgetPrepared(preparedKey, named: statementName, on: handle) }
+        } catch .server(let error) where preparedKey != nil && (error.isMissingPreparedStatement || error.isStalePreparedStatement) {
+            // Both errors come before the statement runs (at bind, or when its plan is checked),
+            // so running it again cannot repeat an effect. Forget it; outside a transaction,
+            // which the failure did not abort, prepare it again and run it once more.
+            if let preparedKey, let statementName {
+                try forgetPrepared(preparedKey, named: statementName, stale: error.isStalePreparedStatement, on: handle)
+            }
             guard isIdleOutsideTransaction, !preparedAgain else { throw .server(error) }
+            if Task.isCancelled { throw .cancelled }
             return try execute(query, probeFirst: false, preparedAgain: true)
         }
     }
 
     /// The server-side name of this statement on this session, preparing it the first time.
+    ///
+    /// The name is derived from the text and the parameter types, so two clients (or two of
+    /// our connections) behind a pooler that shares server sessions can only ever meet the
+    /// same statement under one name: "already exists" (42P05) means it is there to use.
     private func preparedName(for key: PreparedStatementKey, on handle: OpaquePointer) throws(StoreError) -> String {
         if let name = preparedStatements[key] { return name }
-        preparedStatementsMade += 1
-        let name = "pushd_\(preparedStatementsMade)"
+        let name = key.statementName
         let cancel = currentCancelHandle
         cancel?.begin()
         counters?.statementsPrepared.add(1, ordering: .relaxed)
         let result = PQprepare(handle, name, key.sql, Int32(key.types.count), key.types)
         let cancelRequested = cancel?.end() ?? false
-        _ = try interpret(result, on: handle, cancelRequested: cancelRequested)
+        do {
+            _ = try interpret(result, on: handle, cancelRequested: cancelRequested, mayHaveExecuted: false)
+        } catch .server(let error) where error.sqlState == "42P05" && isIdleOutsideTransaction {
+            // Prepared already on this server session under the same name, hence the same text.
+        }
+        // A cancel that came too late to stop the prepare still stops the call.
+        if cancelRequested || Task.isCancelled { throw .cancelled }
         preparedStatements[key] = name
         return name
     }
 
-    private func forgetPrepared(_ key: PreparedStatementKey, named name: String, on handle: OpaquePointer) {
+    /// Drops a statement the session cannot use any more. A stale one (its table changed
+    /// shape) still exists on the server and is deallocated, outside a transaction; inside a
+    /// failed one nothing can run, and the next call outside finds it again (42P05), fails on
+    /// it once more and deallocates it then.
+    private func forgetPrepared(_ key: PreparedStatementKey, named name: String, stale: Bool, on handle: OpaquePointer) throws(StoreError) {
         preparedStatements[key] = nil
-        // Frees the stale plan if the server still holds it (an error means it did not). In a
-        // failed transaction nothing can run: the stale one stays until the session ends.
-        if isIdleOutsideTransaction, let result = PQexec(handle, "DEALLOCATE \"\(name)\"") { PQclear(result) }
+        guard stale, isIdleOutsideTransaction else { return }
+        let cancel = currentCancelHandle
+        cancel?.begin()
+        let result = PQexec(handle, "DEALLOCATE \"\(name)\"")
+        _ = cancel?.end()
+        if let result { PQclear(result) }
         recordTransactionStatus()
+        if result == nil || PQstatus(handle) == CONNECTION_BAD {
+            markBroken()
+            throw .connectionLost(ConnectionLoss(message: Self.errorMessage(handle), sqlState: nil, mayHaveExecuted: false))
+        }
     }
 
     /// Runs a script of several statements with the simple query protocol (`PQexec`): only
@@ -135,11 +158,15 @@ extension PostgresConnection {
 
     /// Turns libpq's result into a `QueryResult` or the right `StoreError`, and notices
     /// when the session is gone.
-    private func interpret(_ result: OpaquePointer?, on handle: OpaquePointer, cancelRequested: Bool) throws(StoreError) -> QueryResult {
+    /// `mayHaveExecuted` false for a prepare: a connection lost then ran nothing, and the pool
+    /// may retry the call elsewhere.
+    private func interpret(
+        _ result: OpaquePointer?, on handle: OpaquePointer, cancelRequested: Bool, mayHaveExecuted: Bool = true
+    ) throws(StoreError) -> QueryResult {
         defer { recordTransactionStatus() }
         guard let result else {
             markBroken()
-            throw .connectionLost(ConnectionLoss(message: Self.errorMessage(handle), sqlState: nil, mayHaveExecuted: true))
+            throw .connectionLost(ConnectionLoss(message: Self.errorMessage(handle), sqlState: nil, mayHaveExecuted: mayHaveExecuted))
         }
         let status = PQresultStatus(result)
         switch status {
@@ -153,7 +180,7 @@ extension PostgresConnection {
                 logger.warning("postgres connection lost", [
                     "sqlstate": .string(error.sqlState ?? ""), "reason": .string(error.message),
                 ])
-                throw .connectionLost(ConnectionLoss(message: error.message, sqlState: error.sqlState, mayHaveExecuted: true))
+                throw .connectionLost(ConnectionLoss(message: error.message, sqlState: error.sqlState, mayHaveExecuted: mayHaveExecuted))
             }
             if cancelRequested, error.sqlState == "57014" { throw .cancelled }
             throw .server(error)
@@ -174,4 +201,22 @@ extension PostgresConnection {
 struct PreparedStatementKey: Hashable, Sendable {
     let sql: String
     let types: [UInt32]
+
+    /// `pushd_` and a 64-bit FNV-1a digest of the text and the types: the same in every
+    /// process and release that sends the same statement. Not a security boundary (a
+    /// session's statements are its own); only names must not meet by accident.
+    var statementName: String {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            digest ^= UInt64(byte)
+            digest &*= 0x0000_0100_0000_01b3
+        }
+        for byte in sql.utf8 { mix(byte) }
+        for type in types {
+            mix(0)
+            for shift in stride(from: 0, to: 32, by: 8) { mix(UInt8(truncatingIfNeeded: type >> UInt32(shift))) }
+        }
+        let hex = String(digest, radix: 16)
+        return "pushd_" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
 }

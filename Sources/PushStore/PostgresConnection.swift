@@ -25,8 +25,8 @@ public actor PostgresConnection {
     /// The statements this session has prepared (`SQLQuery.prepared`): the server-side name
     /// by statement text and parameter types. A new session starts empty.
     var preparedStatements: [PreparedStatementKey: String] = [:]
-    /// Numbers the names (`pushd_1`, …): never reused on a session, even after one is forgotten.
-    var preparedStatementsMade = 0
+    /// False: `SQLQuery.prepared` is ignored (`StoreConfiguration.preparesStatements`).
+    let preparesStatements: Bool
 
     private enum Lifecycle: Int {
         case open, broken, closed
@@ -37,8 +37,9 @@ public actor PostgresConnection {
     let counters: PoolCounters?
     private let idleOutsideTransaction = Atomic<Bool>(true)
 
-    private init(name: String, logger: Logger, counters: PoolCounters?) {
+    private init(name: String, logger: Logger, counters: PoolCounters?, preparesStatements: Bool) {
         self.name = name
+        self.preparesStatements = preparesStatements
         self.counters = counters
         self.logger = logger.with(["connection": .string(name)])
         executor = DedicatedThreadExecutor(name: name)
@@ -55,7 +56,8 @@ public actor PostgresConnection {
     static func connect(
         configuration: StoreConfiguration, name: String, logger: Logger, counters: PoolCounters?
     ) async throws(StoreError) -> PostgresConnection {
-        let connection = PostgresConnection(name: name, logger: logger, counters: counters)
+        let connection = PostgresConnection(
+            name: name, logger: logger, counters: counters, preparesStatements: configuration.preparesStatements)
         do {
             try await connection.open(configuration.connectionKeywords)
         } catch {

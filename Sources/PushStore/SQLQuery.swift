@@ -50,13 +50,17 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
     }
 
     /// This statement, prepared once per connection and executed by name after that: the
-    /// server parses and plans it once per session instead of on every call, and after five
-    /// executions keeps a generic plan if it costs no more than the custom ones. For the
-    /// statements run per job (the device lookups), whose planning cost about as much as
-    /// running them (0.4–0.8 ms against 0.4–1.5 ms measured for 50 recipients). The text and
-    /// the parameter types must not depend on the values, which `SQLQuery` guarantees: values
-    /// are always parameters. Behind a connection pooler, it needs one that keeps prepared
-    /// statements per server session (PgBouncer 1.21+ with `max_prepared_statements`).
+    /// server parses it once per session instead of on every call, and from the sixth call on
+    /// uses a generic plan, planned once, if its estimated cost is not much above that of the
+    /// custom plans so far (PostgreSQL's rule; otherwise it keeps planning per call). For the
+    /// statements run per job, the device lookups, whose planning cost about as much as
+    /// running them (0.4–0.8 ms against 0.4–1.5 ms measured for 50 recipients).
+    ///
+    /// Each distinct text is kept prepared for the life of the session, so mark only
+    /// statements whose text is fixed in the code: values are always parameters, but
+    /// `\(identifier:)` and `\(fragment:)` can vary the text. `+` and `\(fragment:)` do not
+    /// carry the mark over; mark the finished query. `StoreConfiguration.preparesStatements`
+    /// turns it off (a pooler that cannot carry prepared statements).
     public var prepared: SQLQuery {
         var copy = self
         copy.isPrepared = true

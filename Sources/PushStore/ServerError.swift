@@ -16,10 +16,13 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public let constraint: String?
     public let table: String?
     public let column: String?
+    /// The server function that raised it (not translated, unlike `message`).
+    public let sourceFunction: String?
 
     public init(
         sqlState: String?, severity: String? = "ERROR", message: String, detail: String? = nil,
-        hint: String? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil
+        hint: String? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil,
+        sourceFunction: String? = nil
     ) {
         self.sqlState = sqlState
         self.severity = severity
@@ -29,6 +32,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.constraint = constraint
         self.table = table
         self.column = column
+        self.sourceFunction = sourceFunction
     }
 
     /// Transient conditions that a later attempt can get past: serialization failure and
@@ -47,11 +51,15 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
     }
 
-    /// The session no longer has a usable prepared statement under that name: 26000
-    /// (invalid_sql_statement_name: it was deallocated), or 0A000 "cached plan must not change
-    /// result type" (a table it reads changed shape since it was prepared).
-    var invalidatesPreparedStatement: Bool {
-        sqlState == "26000" || (sqlState == "0A000" && message.contains("cached plan"))
+    /// The session has no prepared statement under that name (26000
+    /// invalid_sql_statement_name: it was deallocated).
+    var isMissingPreparedStatement: Bool { sqlState == "26000" }
+
+    /// 0A000 "cached plan must not change result type": a table the prepared statement reads
+    /// changed shape since it was prepared. Told apart from other 0A000 errors by the server
+    /// function that raises it, which is not translated (the message is, with `lc_messages`).
+    var isStalePreparedStatement: Bool {
+        sqlState == "0A000" && (sourceFunction == "RevalidateCachedQuery" || message.contains("cached plan"))
     }
 
     /// What logs, events and dead-letter reasons may carry: never `detail`, which can quote
@@ -86,7 +94,8 @@ extension ServerError {
             hint: field(UInt8(ascii: "H")),
             constraint: field(UInt8(ascii: "n")),
             table: field(UInt8(ascii: "t")),
-            column: field(UInt8(ascii: "c")))
+            column: field(UInt8(ascii: "c")),
+            sourceFunction: field(UInt8(ascii: "R")))
     }
 }
 

@@ -31,6 +31,11 @@ public struct StoreConfiguration: Sendable {
     public var reconnectBackoff = Backoff(base: .milliseconds(50), cap: .seconds(2))
     /// Shown in `pg_stat_activity` unless the URL sets `application_name`.
     public var applicationName = "pushd"
+    /// Whether statements marked `SQLQuery.prepared` are prepared once per session. Off for a
+    /// pooler that hands one client's statements to other server sessions without carrying
+    /// prepared statements along (PgBouncer in transaction mode before 1.21, or with
+    /// `max_prepared_statements = 0`).
+    public var preparesStatements = true
 
     /// Parses `url` with libpq's own parser, so everything libpq accepts is accepted and a
     /// malformed URL is refused before any connection attempt.

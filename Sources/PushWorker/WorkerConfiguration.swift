@@ -52,6 +52,9 @@ public struct WorkerConfiguration: Sendable {
     public var publicKeyCacheSize = 10_000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var databasePoolSize = 4
+    /// Device lookups prepared once per PostgreSQL session (off behind a pooler that cannot
+    /// carry prepared statements; see `StoreConfiguration.preparesStatements`).
+    public var databasePreparedStatements = true
     public var metricsHost = "0.0.0.0"
     /// nil disables the metrics endpoint.
     public var metricsPort: Int? = 9464
@@ -109,6 +112,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
             ?? ProcessInfo.processInfo.activeProcessorCount
         configuration.databasePoolSize = reader.int("database_pool_size", env: "PUSHD_DATABASE_POOL_SIZE", range: 1...200) ?? 4
+        configuration.databasePreparedStatements = reader.bool(
+            "database_prepared_statements", env: "PUSHD_DATABASE_PREPARED_STATEMENTS") ?? true
         configuration.metricsHost = reader.string("metrics_host", env: "PUSHD_METRICS_HOST") ?? "0.0.0.0"
         let metricsPort = reader.int("metrics_port", env: "PUSHD_METRICS_PORT", range: 0...65535) ?? 9464
         configuration.metricsPort = metricsPort == 0 ? nil : metricsPort

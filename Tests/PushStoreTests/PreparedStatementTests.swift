@@ -89,8 +89,54 @@ struct PreparedStatementTests {
             }
         }
         #expect(failure?.sqlState == "26000")
+        #expect(pool.statistics.statementsPrepared == 1, "not prepared again inside the failed transaction")
         let (doubled, _) = try await pool.query(lookup(4)).singleRow().decode((Int64, String).self)
         #expect(doubled == 8)
+        // The failure dropped it from the connection's list: prepared again, and executed once.
+        #expect(pool.statistics.statementsPrepared == 2)
+        await pool.shutdown()
+    }
+
+    @Test("a statement gone stale inside a transaction is found again outside (42P05), replaced, and the call succeeds")
+    func staleInsideTransactionReplacedOutside() async throws {
+        let pool = try singleSessionPool()
+        _ = try await pool.query("CREATE TEMP TABLE pushd_prepared_probe (a bigint)")
+        _ = try await pool.query("INSERT INTO pushd_prepared_probe VALUES (\(Int64(7)))")
+        let select: SQLQuery = "SELECT * FROM pushd_prepared_probe WHERE a = \(Int64(7))"
+        _ = try await pool.query(select.prepared)
+        _ = try await pool.query("ALTER TABLE pushd_prepared_probe ADD COLUMN b text DEFAULT 'added'")
+        let prepared = select.prepared
+        let failure = await #expect(throws: StoreError.self) {
+            try await pool.withConnection { connection throws(StoreError) in
+                try await connection.transaction { connection throws(StoreError) in
+                    _ = try await connection.query(prepared)
+                }
+            }
+        }
+        #expect(failure?.sqlState == "0A000")
+        // Still on the server under its name: the next call outside meets it (42P05), fails on
+        // it once more, deallocates it and prepares it for the new shape.
+        #expect(try await serverSideStatements(pool, containing: "pushd_prepared_probe") == 1)
+        let (a, b) = try await pool.query(select.prepared).singleRow().decode((Int64, String).self)
+        #expect(a == 7 && b == "added")
+        #expect(pool.statistics.statementsPrepared == 3, "first, the one that met the stale statement, its replacement")
+        #expect(try await serverSideStatements(pool, containing: "pushd_prepared_probe") == 1)
+        #expect(pool.statistics.brokenConnectionsDiscarded == 0)
+        await pool.shutdown()
+    }
+
+    @Test("with preparesStatements off, a prepared query is sent as a plain one: nothing is prepared on the server")
+    func switchedOff() async throws {
+        var configuration = try TestDatabase.serverConfiguration()
+        configuration.applicationName = TestDatabase.uniqueName("pushd_test_prepared")
+        configuration.poolSize = 1
+        configuration.preparesStatements = false
+        let pool = ConnectionPool(configuration: configuration)
+        for value in Int64(1)...3 {
+            #expect(try await pool.query(lookup(value)).singleRow().decode(Int64.self, column: 0) == value * 2)
+        }
+        #expect(pool.statistics.statementsPrepared == 0)
+        #expect(try await serverSideStatements(pool, containing: "* 2") == 0)
         await pool.shutdown()
     }
 }
