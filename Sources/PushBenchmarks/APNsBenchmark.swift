@@ -8,7 +8,7 @@ import PushDelivery
 enum APNsBenchmark {
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
-            arguments, options: ["url", "ca-file", "p8", "team-id", "key-id", "bundle", "requests", "concurrency", "connections"])
+            arguments, options: ["url", "ca-file", "p8", "team-id", "key-id", "bundle", "requests", "concurrency", "connections", "payload-bytes"])
         let url = try parsed.required("url")
         let caFile = try parsed.required("ca-file")
         let p8 = try readTextFile(try parsed.required("p8"), what: ".p8 key")
@@ -18,7 +18,11 @@ enum APNsBenchmark {
         let requests = try parsed.integer("requests", default: 50_000)
         let concurrency = try parsed.integer("concurrency", default: 400)
         let connections = try parsed.integer("connections", default: 4)
-        let payload = Array(#"{"aps":{"alert":{"title":"New message","body":"Open the app to read it"},"mutable-content":1},"encrypted_data":"{\"encrypted_key\":\"x\"}"}"#.utf8)
+        // --payload-bytes pads `encrypted_data` to about that size (a worker's APNs payload with
+        // a 1 KB plaintext is about 2,000 bytes); the default is a small payload.
+        let padding = max(0, try parsed.integer("payload-bytes", default: 0) - 150)
+        let payload = Array((#"{"aps":{"alert":{"title":"New message","body":"Open the app to read it"},"mutable-content":1},"encrypted_data":"{\"encrypted_key\":\"x"#
+            + String(repeating: "A", count: padding) + #"\"}"}"#).utf8)
         let token = String(repeating: "ab", count: 32)
 
         // The ceiling: h2load with the same headers, token and payload.
@@ -39,6 +43,10 @@ enum APNsBenchmark {
         client.start()
         let notification = APNsNotification(deviceToken: token, bundleID: bundle, environment: .production, payload: payload)
         _ = await client.send(notification)  // warm up: connection, TLS, first authenticated stream
+        // This process's CPU over the timed part: the client's cost per push (HTTP/2, TLS, the
+        // task per push), the part of a worker's CPU per delivery that is neither the envelope
+        // nor the job's own work.
+        let cpuBefore = WorkerUsage.read(pid: getpid())?.cpuSeconds
         let started = ContinuousClock.now
         let (latencies, failures) = await withTaskGroup(of: (Double, Bool).self) { group in
             var latencies: [Double] = []
@@ -62,6 +70,7 @@ enum APNsBenchmark {
             return (latencies, failures)
         }
         let elapsed = seconds(ContinuousClock.now - started)
+        let cpuAfter = WorkerUsage.read(pid: getpid())?.cpuSeconds
         await client.shutdown()
         let sorted = latencies.sorted()
         let rate = Double(requests) / elapsed
@@ -70,6 +79,10 @@ enum APNsBenchmark {
         StandardStreams.write(line: String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
         StandardStreams.write(line: String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
         StandardStreams.write(line: String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
+        if let cpuBefore, let cpuAfter {
+            StandardStreams.write(line: String(
+                format: "  CPU per push (this process, %d-byte payload): %8.1f µs", payload.count, (cpuAfter - cpuBefore) * 1e6 / Double(requests)))
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -27,10 +27,13 @@ public enum BenchCommand: Subcommand {
 
         usage: pushd bench apns --url URL --ca-file CA --p8 KEY [--team-id T] [--key-id K]
                                 [--bundle B] [--requests N] [--concurrency C] [--connections K]
+                                [--payload-bytes N]
 
           apns     pushes per second and p50/p99 latency of the APNs client against the local
                    emulator, beside the emulator's own ceiling measured by h2load in the same
-                   run, and their ratio. `bash Deploy/bench.sh apns` starts an emulator for it.
+                   run, and their ratio; and the client's CPU per push (this process). N pads
+                   the payload to about N bytes (a worker's is about 2,000). `bash
+                   Deploy/bench.sh apns` starts an emulator for it.
 
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
                                     --credentials DIR [--deliveries N] [--backlog N]
