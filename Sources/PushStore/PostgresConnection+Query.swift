@@ -67,8 +67,8 @@ extension PostgresConnection {
         }
         assert(onOwnThread, "libpq call off the connection's thread")
         let sql = query.sql
-        let preparedKey = query.isPrepared && preparesStatements ? PreparedStatementKey(sql: sql, types: types) : nil
-        let statementName = try preparedKey.map { key throws(StoreError) in try preparedName(for: key, on: handle) }
+        let prepared = try query.isPrepared && preparesStatements
+            ? preparedStatement(for: PreparedStatementKey(sql: sql, types: types), on: handle) : nil
         let cancel = currentCancelHandle
         cancel?.begin()
         counters?.statementsSent.add(1, ordering: .relaxed)
@@ -77,21 +77,20 @@ extension PostgresConnection {
                 guard let offset, let base = buffer.baseAddress else { return nil }
                 return (base + offset).assumingMemoryBound(to: CChar.self)
             }
-            if let statementName {
-                return PQexecPrepared(handle, statementName, Int32(bindings.count), values, lengths, formats, 1)
+            if let prepared {
+                return PQexecPrepared(handle, prepared.name, Int32(bindings.count), values, lengths, formats, 1)
             }
             return PQexecParams(handle, sql, Int32(bindings.count), types, values, lengths, formats, 1)
         }
         let cancelRequested = cancel?.end() ?? false
         do {
             return try interpret(result, on: handle, cancelRequested: cancelRequested)
-        } catch .server(let error) where preparedKey != nil && (error.isMissingPreparedStatement || error.isStalePreparedStatement) {
+        } catch .server(let error) where error.isMissingPreparedStatement || error.isStalePreparedStatement {
             // Both errors come before the statement runs (at bind, or when its plan is checked),
             // so running it again cannot repeat an effect. Forget it; outside a transaction,
             // which the failure did not abort, prepare it again and run it once more.
-            if let preparedKey, let statementName {
-                try forgetPrepared(preparedKey, named: statementName, stale: error.isStalePreparedStatement, on: handle)
-            }
+            guard let prepared else { throw .server(error) }
+            try forgetPrepared(prepared, stale: error.isStalePreparedStatement, on: handle)
             guard isIdleOutsideTransaction, !preparedAgain else { throw .server(error) }
             if Task.isCancelled { throw .cancelled }
             return try execute(query, probeFirst: false, preparedAgain: true)
@@ -103,8 +102,10 @@ extension PostgresConnection {
     /// The name is derived from the text and the parameter types, so two clients (or two of
     /// our connections) behind a pooler that shares server sessions can only ever meet the
     /// same statement under one name: "already exists" (42P05) means it is there to use.
-    private func preparedName(for key: PreparedStatementKey, on handle: OpaquePointer) throws(StoreError) -> String {
-        if let name = preparedStatements[key] { return name }
+    private func preparedStatement(
+        for key: PreparedStatementKey, on handle: OpaquePointer
+    ) throws(StoreError) -> (key: PreparedStatementKey, name: String) {
+        if let name = preparedStatements[key] { return (key, name) }
         let name = key.statementName
         let cancel = currentCancelHandle
         cancel?.begin()
@@ -119,19 +120,21 @@ extension PostgresConnection {
         // A cancel that came too late to stop the prepare still stops the call.
         if cancelRequested || Task.isCancelled { throw .cancelled }
         preparedStatements[key] = name
-        return name
+        return (key, name)
     }
 
     /// Drops a statement the session cannot use any more. A stale one (its table changed
     /// shape) still exists on the server and is deallocated, outside a transaction; inside a
     /// failed one nothing can run, and the next call outside finds it again (42P05), fails on
     /// it once more and deallocates it then.
-    private func forgetPrepared(_ key: PreparedStatementKey, named name: String, stale: Bool, on handle: OpaquePointer) throws(StoreError) {
-        preparedStatements[key] = nil
+    private func forgetPrepared(
+        _ statement: (key: PreparedStatementKey, name: String), stale: Bool, on handle: OpaquePointer
+    ) throws(StoreError) {
+        preparedStatements[statement.key] = nil
         guard stale, isIdleOutsideTransaction else { return }
         let cancel = currentCancelHandle
         cancel?.begin()
-        let result = PQexec(handle, "DEALLOCATE \"\(name)\"")
+        let result = PQexec(handle, "DEALLOCATE \"\(statement.name)\"")
         _ = cancel?.end()
         if let result { PQclear(result) }
         recordTransactionStatus()

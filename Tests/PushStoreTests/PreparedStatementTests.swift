@@ -8,11 +8,30 @@ import Testing
 /// one of that session.
 @Suite("Prepared statements against PostgreSQL")
 struct PreparedStatementTests {
-    private func singleSessionPool() throws -> ConnectionPool {
+    private func singleSessionPool(preparesStatements: Bool = true) throws -> ConnectionPool {
         var configuration = try TestDatabase.serverConfiguration()
         configuration.applicationName = TestDatabase.uniqueName("pushd_test_prepared")
         configuration.poolSize = 1
+        configuration.preparesStatements = preparesStatements
         return ConnectionPool(configuration: configuration)
+    }
+
+    /// A temporary table of the session with one row (7), and a query for that row.
+    private func probeTable(_ pool: ConnectionPool) async throws -> SQLQuery {
+        _ = try await pool.query("CREATE TEMP TABLE pushd_prepared_probe (a bigint)")
+        _ = try await pool.query("INSERT INTO pushd_prepared_probe VALUES (\(Int64(7)))")
+        return "SELECT * FROM pushd_prepared_probe WHERE a = \(Int64(7))"
+    }
+
+    /// The error `query` fails with inside a transaction on the pool's connection.
+    private func failureInsideTransaction(_ pool: ConnectionPool, _ query: SQLQuery) async -> StoreError? {
+        await #expect(throws: StoreError.self) {
+            try await pool.withConnection { connection throws(StoreError) in
+                try await connection.transaction { connection throws(StoreError) in
+                    _ = try await connection.query(query)
+                }
+            }
+        }
     }
 
     private func lookup(_ value: Int64) -> SQLQuery {
@@ -61,9 +80,7 @@ struct PreparedStatementTests {
     @Test("a table that changed shape under a prepared statement gives the new columns, not 'cached plan must not change result type'")
     func preparedAgainAfterAlterTable() async throws {
         let pool = try singleSessionPool()
-        _ = try await pool.query("CREATE TEMP TABLE pushd_prepared_probe (a bigint)")
-        _ = try await pool.query("INSERT INTO pushd_prepared_probe VALUES (\(Int64(7)))")
-        let select: SQLQuery = "SELECT * FROM pushd_prepared_probe WHERE a = \(Int64(7))"
+        let select = try await probeTable(pool)
         #expect(try await pool.query(select.prepared).columns.count == 1)
         _ = try await pool.query("ALTER TABLE pushd_prepared_probe ADD COLUMN b text DEFAULT 'added'")
         let row = try await pool.query(select.prepared).singleRow()
@@ -80,14 +97,7 @@ struct PreparedStatementTests {
         let pool = try singleSessionPool()
         _ = try await pool.query(lookup(1))
         _ = try await pool.query("DEALLOCATE ALL")
-        let query = lookup(2)
-        let failure = await #expect(throws: StoreError.self) {
-            try await pool.withConnection { connection throws(StoreError) in
-                try await connection.transaction { connection throws(StoreError) in
-                    _ = try await connection.query(query)
-                }
-            }
-        }
+        let failure = await failureInsideTransaction(pool, lookup(2))
         #expect(failure?.sqlState == "26000")
         #expect(pool.statistics.statementsPrepared == 1, "not prepared again inside the failed transaction")
         let (doubled, _) = try await pool.query(lookup(4)).singleRow().decode((Int64, String).self)
@@ -100,19 +110,10 @@ struct PreparedStatementTests {
     @Test("a statement gone stale inside a transaction is found again outside (42P05), replaced, and the call succeeds")
     func staleInsideTransactionReplacedOutside() async throws {
         let pool = try singleSessionPool()
-        _ = try await pool.query("CREATE TEMP TABLE pushd_prepared_probe (a bigint)")
-        _ = try await pool.query("INSERT INTO pushd_prepared_probe VALUES (\(Int64(7)))")
-        let select: SQLQuery = "SELECT * FROM pushd_prepared_probe WHERE a = \(Int64(7))"
+        let select = try await probeTable(pool)
         _ = try await pool.query(select.prepared)
         _ = try await pool.query("ALTER TABLE pushd_prepared_probe ADD COLUMN b text DEFAULT 'added'")
-        let prepared = select.prepared
-        let failure = await #expect(throws: StoreError.self) {
-            try await pool.withConnection { connection throws(StoreError) in
-                try await connection.transaction { connection throws(StoreError) in
-                    _ = try await connection.query(prepared)
-                }
-            }
-        }
+        let failure = await failureInsideTransaction(pool, select.prepared)
         #expect(failure?.sqlState == "0A000")
         // Still on the server under its name: the next call outside meets it (42P05), fails on
         // it once more, deallocates it and prepares it for the new shape.
@@ -127,11 +128,7 @@ struct PreparedStatementTests {
 
     @Test("with preparesStatements off, a prepared query is sent as a plain one: nothing is prepared on the server")
     func switchedOff() async throws {
-        var configuration = try TestDatabase.serverConfiguration()
-        configuration.applicationName = TestDatabase.uniqueName("pushd_test_prepared")
-        configuration.poolSize = 1
-        configuration.preparesStatements = false
-        let pool = ConnectionPool(configuration: configuration)
+        let pool = try singleSessionPool(preparesStatements: false)
         for value in Int64(1)...3 {
             #expect(try await pool.query(lookup(value)).singleRow().decode(Int64.self, column: 0) == value * 2)
         }
