@@ -136,6 +136,7 @@ enum PipelineBenchmark {
         StandardStreams.write(line: "  \(label): " + String(
             format: "%8.0f deliveries/s, CPU %.1f µs per delivery, peak RSS %.1f MiB; emulator CPU %.0f µs per push",
             figures.rate, figures.cpuMicrosecondsPerDelivery, figures.peakMiB, figures.emulatorMicrosecondsPerPush) + " (\(note))")
+        StandardStreams.write(line: "    CPU per delivery by worker thread: " + figures.cpuPerDeliveryByThread)
     }
 
     /// The target figure (p99 of every push), then what it is made of: the tail, and a job's

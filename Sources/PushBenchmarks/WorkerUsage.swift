@@ -5,6 +5,47 @@ import Foundation
 struct WorkerUsage {
     var cpuSeconds: Double
     var peakBytes: Int
+    /// The CPU time of the threads still running, by what they do (their names, see
+    /// `ThreadName`); a thread that has exited is in `cpuSeconds` only.
+    var cpuSecondsByRole: [ThreadRole: Double] = [:]
+
+    /// What a worker thread does, told by its OS name.
+    enum ThreadRole: CaseIterable {
+        /// Swift's cooperative pool: sealing and the job's own work (everything unnamed).
+        case taskPool
+        /// `pushd-h2-*`: the HTTP/2 loops (nghttp2, TLS, the sockets).
+        case http2
+        /// `pushd-pg-*`: the PostgreSQL connections.
+        case database
+        /// `pushd-amqp-*`: the RabbitMQ connections.
+        case broker
+        /// The main thread, metrics, DNS.
+        case other
+
+        init(threadName name: String) {
+            if name.hasPrefix("pushd-h2") {
+                self = .http2
+            } else if name.hasPrefix("pushd-pg") {
+                self = .database
+            } else if name.hasPrefix("pushd-amqp") {
+                self = .broker
+            } else if name.hasPrefix("pushd") {
+                self = .other
+            } else {
+                self = .taskPool
+            }
+        }
+
+        var label: String {
+            switch self {
+            case .taskPool: "task pool"
+            case .http2: "HTTP/2 loops"
+            case .database: "database"
+            case .broker: "broker"
+            case .other: "other"
+            }
+        }
+    }
 
     /// Nil when the process is gone or `/proc` is not Linux's.
     static func read(pid: Int32) -> WorkerUsage? {
@@ -12,8 +53,19 @@ struct WorkerUsage {
               let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let cpu = cpuTicks(stat: stat)
         else { return nil }
-        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return WorkerUsage(cpuSeconds: Double(cpu) / max(ticksPerSecond, 1), peakBytes: peakKilobytes(status: status) * 1024)
+        let ticksPerSecond = max(Double(sysconf(Int32(_SC_CLK_TCK))), 1)
+        var byRole: [ThreadRole: Double] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                  let ticks = cpuTicks(stat: stat)
+            else { continue }
+            let role = ThreadRole(threadName: name.trimmingCharacters(in: .whitespacesAndNewlines))
+            byRole[role, default: 0] += Double(ticks) / ticksPerSecond
+        }
+        return WorkerUsage(
+            cpuSeconds: Double(cpu) / ticksPerSecond, peakBytes: peakKilobytes(status: status) * 1024, cpuSecondsByRole: byRole)
     }
 
     /// utime + stime (fields 14 and 15 of `/proc/<pid>/stat`), counted after the command
@@ -35,7 +87,8 @@ struct WorkerUsage {
     static func total(_ usages: [WorkerUsage]) -> WorkerUsage {
         WorkerUsage(
             cpuSeconds: usages.reduce(0) { $0 + $1.cpuSeconds },
-            peakBytes: usages.map(\.peakBytes).max() ?? 0)
+            peakBytes: usages.map(\.peakBytes).max() ?? 0,
+            cpuSecondsByRole: usages.reduce(into: [:]) { total, usage in total.merge(usage.cpuSecondsByRole, uniquingKeysWith: +) })
     }
 }
 
@@ -49,6 +102,18 @@ struct DrainFigures {
     var emulatorCPUSeconds: Double
 
     var cpuMicrosecondsPerDelivery: Double { usage.cpuSeconds * 1e6 / Double(max(deliveries, 1)) }
+
+    /// The CPU per delivery split by thread, e.g. "task pool 40.2, HTTP/2 loops 13.1, ...";
+    /// a thread that exited (a DNS lookup's) counts as "exited".
+    var cpuPerDeliveryByThread: String {
+        let perDelivery = 1e6 / Double(max(deliveries, 1))
+        var parts = WorkerUsage.ThreadRole.allCases.map { role in
+            role.label + String(format: " %.1f", (usage.cpuSecondsByRole[role] ?? 0) * perDelivery)
+        }
+        let listed = usage.cpuSecondsByRole.values.reduce(0, +)
+        parts.append(String(format: "exited %.1f", max(0, usage.cpuSeconds - listed) * perDelivery))
+        return parts.joined(separator: ", ") + " µs"
+    }
     var emulatorMicrosecondsPerPush: Double { emulatorCPUSeconds * 1e6 / Double(max(deliveries, 1)) }
     var peakMiB: Double { Double(usage.peakBytes) / 1_048_576 }
 }

@@ -57,6 +57,7 @@ public final class MetricsServer: Service {
             listener: listener, limits: limits,
             respond: { [registry, isReady] request in Self.response(to: request, registry: registry, isReady: isReady) })
         let thread = Thread {
+            ThreadName.setCurrent("pushd-metrics")
             loop.run(until: stop)
             finished.trigger()
         }

@@ -41,6 +41,7 @@ final class ConnectionWorker {
     /// connection can close it.
     static func spawn(_ shared: ConnectionShared, name: String) {
         let thread = Thread {
+            ThreadName.setCurrent("pushd-\(name)")
             ConnectionWorker(shared: shared).run()
         }
         thread.name = name

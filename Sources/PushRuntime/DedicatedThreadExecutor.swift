@@ -24,10 +24,14 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor {
     private let threadID = Mutex<pthread_t?>(nil)
     public let name: String
 
-    /// Starts the thread. It runs until `shutdown()`; jobs still queued then are run first.
+    /// Starts the thread, named `name` for the OS too (see `ThreadName`). It runs until
+    /// `shutdown()`; jobs still queued then are run first.
     public init(name: String) {
         self.name = name
-        let thread = Thread { [self] in loop() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            loop()
+        }
         thread.name = name
         thread.start()
     }

@@ -42,7 +42,7 @@ public actor PostgresConnection {
         self.preparesStatements = preparesStatements
         self.counters = counters
         self.logger = logger.with(["connection": .string(name)])
-        executor = DedicatedThreadExecutor(name: name)
+        executor = DedicatedThreadExecutor(name: "pushd-\(name)")
     }
 
     /// Opens a connection on a new dedicated thread. `PQconnectdbParams` blocks that thread,

@@ -20,6 +20,9 @@ actor ThreadBoundCounter {
         return value
     }
 
+    /// The OS name of the thread this runs on.
+    func threadName() -> String? { ThreadName.current }
+
     /// Blocks its thread, as a C call would.
     func block(milliseconds: Int) {
         usleep(UInt32(milliseconds * 1000))
@@ -55,6 +58,16 @@ struct DedicatedThreadExecutorTests {
         }
         #expect(sum == 4950)
         await blocker.value
+    }
+
+    @Test("the dedicated thread carries the executor's name for the OS, cut to Linux's 15 bytes")
+    func threadIsNamed() async {
+        let executor = DedicatedThreadExecutor(name: "pushd-test-named-thread")
+        defer { executor.shutdown() }
+        let counter = ThreadBoundCounter(executor: executor)
+        #expect(await counter.threadName() == "pushd-test-name")
+        // Naming that thread renamed no other: this task's own thread keeps its name.
+        #expect(ThreadName.current != "pushd-test-name")
     }
 }
 

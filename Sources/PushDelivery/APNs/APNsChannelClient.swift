@@ -44,7 +44,7 @@ public final class APNsChannelClient: Sendable {
         } catch {
             throw .invalidCredentials("APNs key \(configuration.keyID): \(error)")
         }
-        do { http = try HTTP2Client(configuration: configuration.http, logger: logger) } catch {
+        do { http = try HTTP2Client(configuration: configuration.http.naming("pushd-h2-chan"), logger: logger) } catch {
             throw .transportUnavailable("\(error)")
         }
         http.start()

@@ -52,7 +52,7 @@ public final class APNsClient: Service {
             throw .invalidCredentials("APNs key \(configuration.keyID): \(error)")
         }
         do {
-            http = try HTTP2Client(configuration: configuration.http, logger: logger)
+            http = try HTTP2Client(configuration: configuration.http.naming("pushd-h2-apns"), logger: logger)
         } catch {
             throw .transportUnavailable("\(error)")
         }

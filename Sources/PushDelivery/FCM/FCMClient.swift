@@ -31,7 +31,7 @@ public final class FCMClient: Service {
         configuration: Configuration, logger: Logger = Logger(label: "fcm"), now: @escaping @Sendable () -> Date = Date.init
     ) throws(DeliveryConfigurationError) {
         self.configuration = configuration
-        do { http = try HTTP2Client(configuration: configuration.http, logger: logger) } catch {
+        do { http = try HTTP2Client(configuration: configuration.http.naming("pushd-h2-fcm"), logger: logger) } catch {
             throw .transportUnavailable("\(error)")
         }
         tokens = try FCMAccessTokenProvider(account: configuration.account, http: http, now: now)

@@ -21,6 +21,7 @@ final class CurlMultiLoop: Sendable {
         var connectTimeout: Duration
         var caFile: String?
         var http2PriorKnowledge: Bool
+        var threadName = "pushd-h2"
     }
 
     /// Only a `.running` loop may be woken: the multi handle is freed by whoever moves the
@@ -54,8 +55,12 @@ final class CurlMultiLoop: Sendable {
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
     func start() {
         guard inbox.withLock({ $0.claimThread() }) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "pushd-http2"
+        let name = configuration.threadName
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
+        thread.name = name
         thread.start()
     }
 

@@ -36,12 +36,15 @@ public final class HTTP2Client: Service {
         public var caFile: String?
         /// HTTP/2 without TLS (h2c) for plain-text test servers.
         public var http2PriorKnowledge: Bool
+        /// The loop thread's OS name (at most 15 bytes are kept): what `top -H` and the
+        /// pipeline benchmark's CPU split by thread show.
+        public var threadName: String
 
         /// `http2PriorKnowledge` (cleartext) implies libcurl.
         public init(
             engine: Engine = .nghttp2, maximumInFlight: Int = 1000, maximumConnectionsPerHost: Int = 2,
             maximumStreamsPerConnection: Int = 500, connectTimeout: Duration = .seconds(10), caFile: String? = nil,
-            http2PriorKnowledge: Bool = false
+            http2PriorKnowledge: Bool = false, threadName: String = "pushd-h2"
         ) {
             self.engine = http2PriorKnowledge ? .libcurl : engine
             self.maximumInFlight = maximumInFlight
@@ -50,6 +53,15 @@ public final class HTTP2Client: Service {
             self.connectTimeout = connectTimeout
             self.caFile = caFile
             self.http2PriorKnowledge = http2PriorKnowledge
+            self.threadName = threadName
+        }
+
+        /// The same configuration with the loop thread named `threadName`: each provider
+        /// client names its own loop (`pushd-h2-apns`, `pushd-h2-fcm`, `pushd-h2-chan`).
+        public func naming(_ threadName: String) -> Configuration {
+            var named = self
+            named.threadName = threadName
+            return named
         }
     }
 
@@ -75,7 +87,7 @@ public final class HTTP2Client: Service {
                         maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                         maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
                         connectTimeout: configuration.connectTimeout),
-                    caFile: configuration.caFile),
+                    caFile: configuration.caFile, threadName: configuration.threadName),
                 logger: logger))
         case .libcurl:
             loop = .curl(try CurlMultiLoop(
@@ -83,7 +95,7 @@ public final class HTTP2Client: Service {
                     maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                     maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
                     connectTimeout: configuration.connectTimeout, caFile: configuration.caFile,
-                    http2PriorKnowledge: configuration.http2PriorKnowledge),
+                    http2PriorKnowledge: configuration.http2PriorKnowledge, threadName: configuration.threadName),
                 logger: logger))
         }
         inFlight = AsyncSemaphore(permits: max(1, configuration.maximumInFlight))

@@ -19,6 +19,7 @@ final class NativeHTTP2Loop: Sendable {
     struct Configuration: Sendable {
         var core: H2LoopCore.Configuration
         var caFile: String?
+        var threadName = "pushd-h2"
     }
 
     private struct Inbox {
@@ -58,8 +59,12 @@ final class NativeHTTP2Loop: Sendable {
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
     func start() {
         guard inbox.withLock({ $0.requests.claimThread() }) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "pushd-h2"
+        let name = configuration.threadName
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
+        thread.name = name
         thread.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 
 /// One resolved address to connect to: the raw `sockaddr` bytes and their family.
 struct SocketAddress: Sendable {
@@ -42,8 +43,11 @@ struct SocketAddress: Sendable {
     static func resolveInBackground(
         host: String, port: Int, done: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
     ) {
-        let thread = Thread { done(resolve(host: host, port: port, numericOnly: false)) }
-        thread.name = "pushd-h2-resolve"
+        let thread = Thread {
+            ThreadName.setCurrent("pushd-resolve")
+            done(resolve(host: host, port: port, numericOnly: false))
+        }
+        thread.name = "pushd-resolve"
         thread.start()
     }
 }
