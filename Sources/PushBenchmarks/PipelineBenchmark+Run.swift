@@ -1,4 +1,5 @@
 import Foundation
+import PushCommandLine
 import PushModel
 import PushCrypto
 import PushDelivery
@@ -52,7 +53,14 @@ final class PipelineRun {
         }
     }
 
-    func tearDown() async {
+    /// Removes what the run made: its devices, topology and, unless a failure is to be
+    /// explained by them (their paths are printed then), its workers' logs.
+    func tearDown(keepingWorkerLogs: Bool = false) async {
+        if keepingWorkerLogs {
+            for log in workerLogs { StandardStreams.write(line: "  worker log kept: \(log.path)") }
+        } else {
+            for log in workerLogs { try? FileManager.default.removeItem(at: log) }
+        }
         _ = try? await pool.query("DELETE FROM devices WHERE recipient_id LIKE \(prefix + "-%")")
         try? await amqp.delete(topology)
         await amqp.close()

@@ -48,7 +48,7 @@ enum PipelineBenchmark {
                 StandardStreams.write(line: "bench pipeline urgent-under-bulk: two workers, default prefetch; devices registered in \(bench.prefix)")
                 try await urgentUnderBulk(bench, backlog: backlog, urgentJobs: urgentJobs)
             } catch {
-                await bench.tearDown()
+                await bench.tearDown(keepingWorkerLogs: true)
                 throw .failure("\(error)")
             }
             await bench.tearDown()
@@ -126,7 +126,7 @@ enum PipelineBenchmark {
                 StandardStreams.write(line: "  peer: aioapns not run (pass --peer-python and --peer-script; bash Deploy/bench.sh pipeline does)")
             }
         } catch {
-            await bench.tearDown()
+            await bench.tearDown(keepingWorkerLogs: true)
             throw .failure("\(error)")
         }
         await bench.tearDown()
