@@ -79,7 +79,7 @@ public struct APNsNotification: Sendable {
     /// Request problems we can see without asking APNs, reported as the reason APNs
     /// would give. Sending them anyway would count against the connection.
     var localProblem: DeliveryOutcome? {
-        if deviceToken.isEmpty || deviceToken.utf8.count % 2 != 0 || !deviceToken.utf8.allSatisfy(\.isHexDigit) {
+        if deviceToken.isEmpty || deviceToken.utf8.count % 2 != 0 || !Self.isHex(deviceToken) {
             return .invalidToken(reason: APNsReason.badDeviceToken.description, invalidSince: nil)
         }
         if let collapseID, collapseID.utf8.count > 64 {
@@ -95,6 +95,13 @@ public struct APNsNotification: Sendable {
     }
 
     /// The headers whose values are new on every push: the device path and our apns-id.
+    /// Over the string's contiguous bytes: `utf8.allSatisfy` walked the generic iterator, an
+    /// index at a time, for the 64 characters of every push's token.
+    static func isHex(_ token: String) -> Bool {
+        var token = token
+        return token.withUTF8 { $0.allSatisfy(\.isHexDigit) }
+    }
+
     static let uniqueHeaderNames = [":path", "apns-id"]
 
     /// The request headers, in APNs's names.

@@ -75,8 +75,7 @@ enum RequestHeaders {
                 name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
                 flags: UInt8(indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
             fieldCount += 1
-            return RequestHeaders.equals(UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart]), "content-length")
-                ? .contentLength : .other
+            return RequestHeaders.equals(storedName, "content-length") ? .contentLength : .other
         }
     }
 
@@ -94,13 +93,18 @@ enum RequestHeaders {
         }
     }
 
+    /// Lengths first: almost every comparison here is between names of different lengths,
+    /// which `elementsEqual` would only find out byte by byte.
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        text.withUTF8Buffer { bytes.elementsEqual($0) }
+        bytes.count == text.utf8CodeUnitCount && text.withUTF8Buffer { bytes.elementsEqual($0) }
     }
 
     /// Through the string's contiguous bytes: comparing with its `utf8` view went through
-    /// the generic iterator, one index at a time, for every header of every push.
+    /// the generic iterator, one index at a time, for every header of every push. Lengths
+    /// first (`utf8.count` is stored for native strings), so a name of another length costs
+    /// neither a copy of the string nor a byte compared.
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, string text: String) -> Bool {
+        guard bytes.count == text.utf8.count else { return false }
         var text = text
         return text.withUTF8 { bytes.elementsEqual($0) }
     }
