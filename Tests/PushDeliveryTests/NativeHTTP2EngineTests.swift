@@ -97,6 +97,28 @@ struct NativeHTTP2EngineTests {
         #expect(after.label == "delivered", "\(after)")
     }
 
+    @Test("a request naming the response headers it reads gets those only; one naming none gets all")
+    func responseHeaderNames() async throws {
+        let emulator = try EmulatorProcess.start()
+        let client = try HTTP2Client(configuration: .init(caFile: emulator.caFile))
+        client.start()
+        // No provider token: APNs answers 403 with an apns-id and a JSON body (content-type).
+        func refused(keeping names: [String]?) async throws -> HTTPResponse {
+            try await client.send(HTTPRequest(
+                url: "\(emulator.url)/3/device/\(EmulatorDeliveryTests.hexToken())",
+                headers: [("apns-topic", EmulatorProcess.bundleID)], body: Array(#"{"aps":{}}"#.utf8),
+                responseHeaderNames: names))
+        }
+        let all = try await refused(keeping: nil)
+        let named = try await refused(keeping: ["apns-id", "retry-after"])
+        await client.shutdown()
+        await emulator.stop()
+        #expect(all.status == 403 && named.status == 403)
+        #expect(all.headers["apns-id"] != nil && all.headers["content-type"] != nil, "\(all.headers)")
+        #expect(Array(named.headers.keys) == ["apns-id"], "\(named.headers)")
+        #expect(String(decoding: named.body, as: UTF8.self).contains("MissingProviderToken"))
+    }
+
     @Test("a certificate that does not verify is a TLS error, not a retryable one")
     func untrustedCertificate() async throws {
         let emulator = try EmulatorProcess.start()

@@ -96,7 +96,8 @@ public final class APNsClient: Service {
     private nonisolated(nonsending) func attempt(_ notification: APNsNotification, url: String, bearer: BearerToken) async -> Attempt {
         let request = HTTPRequest(
             url: url, headers: notification.headers(authorization: bearer.authorization), body: notification.payload,
-            timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames)
+            timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames,
+            responseHeaderNames: APNsResponseClassifier.headerNames)
         return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
     }
 

@@ -3,6 +3,9 @@ import Foundation
 /// Maps an APNs answer to what the worker does about it (the table in
 /// shared/PROTOCOLS.md). Unknown reasons are kept verbatim and classified by status.
 enum APNsResponseClassifier {
+    /// The response headers `classify` reads: the only ones a push's request keeps.
+    static let headerNames = ["apns-id", "retry-after"]
+
     static func classify(_ response: HTTPResponse, now: Date = Date()) -> DeliveryOutcome {
         if response.status == 200 {
             return .delivered(id: response.headers["apns-id"])

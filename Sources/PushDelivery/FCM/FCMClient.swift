@@ -64,7 +64,7 @@ public final class FCMClient: Service {
         let request = HTTPRequest(
             url: sendURL,
             headers: [("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")],
-            body: body, timeout: configuration.requestTimeout)
+            body: body, timeout: configuration.requestTimeout, responseHeaderNames: FCMResponseClassifier.headerNames)
         return await Attempt(sending: request, with: http, classify: { FCMResponseClassifier.classify($0) })
     }
 

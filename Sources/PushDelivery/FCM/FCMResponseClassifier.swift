@@ -7,6 +7,9 @@ enum FCMResponseClassifier {
     /// Google asks for at least a minute of backoff on project-wide quota errors.
     static let minimumQuotaBackoff: Duration = .seconds(60)
 
+    /// The response headers `classify` reads: the only ones a send's request keeps.
+    static let headerNames = ["retry-after"]
+
     static func classify(_ response: HTTPResponse, now: Date = Date()) -> DeliveryOutcome {
         if response.status == 200 {
             return .delivered(id: FCMAcceptedName.read(response.body))

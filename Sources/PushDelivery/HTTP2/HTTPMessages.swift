@@ -19,10 +19,15 @@ public struct HTTPRequest: Sendable {
     /// the HPACK table (RFC 7541 §7.1.3), where each would push out a value that repeats —
     /// the provider token first, which then travels in full again.
     public var uniqueHeaderNames: [String]
+    /// The response headers (lower case) the caller reads; nil keeps every one. Naming them
+    /// spares the nghttp2 engine two Strings and a dictionary slot for each of the others on
+    /// every response (Google's carry a dozen: `alt-svc`, `vary`, `server`, …). The libcurl
+    /// engine keeps every header regardless.
+    public var responseHeaderNames: [String]?
 
     public init(
         method: Method = .post, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-        timeout: Duration = .seconds(30), uniqueHeaderNames: [String] = []
+        timeout: Duration = .seconds(30), uniqueHeaderNames: [String] = [], responseHeaderNames: [String]? = nil
     ) {
         self.method = method
         self.url = url
@@ -30,6 +35,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.uniqueHeaderNames = uniqueHeaderNames
+        self.responseHeaderNames = responseHeaderNames
     }
 }
 

@@ -388,11 +388,17 @@ final class H2Connection {
         exchange.responseHeaders.removeAll()
     }
 
-    func received(header name: String, value: String, for streamID: Int32) {
+    /// One response header, as nghttp2 hands it over (names arrive lower-cased: nghttp2
+    /// rejects any other). Only the headers the request asked for become Strings.
+    func received(header name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
         guard let exchange = streams[streamID] else { return }
+        if let wanted = exchange.request.responseHeaderNames,
+           !wanted.contains(where: { RequestHeaders.equals(name, string: $0) }) {
+            return
+        }
         // Room for a response's few headers at once, instead of regrowing at the 2nd and 3rd.
         if exchange.responseHeaders.isEmpty { exchange.responseHeaders.reserveCapacity(Self.expectedResponseHeaders) }
-        exchange.responseHeaders[name] = value
+        exchange.responseHeaders[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
     }
 
     /// More than APNs or FCM send with a response (APNs: `apns-id`, `apns-unique-id`).

@@ -42,9 +42,7 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
         }
         return 0
     }
-    // HTTP/2 header names arrive lower-cased (nghttp2 rejects any other).
-    connection.received(
-        header: String(decoding: nameBytes, as: UTF8.self), value: String(decoding: valueBytes, as: UTF8.self), for: streamID)
+    connection.received(header: nameBytes, value: valueBytes, for: streamID)
     return 0
 }
 
