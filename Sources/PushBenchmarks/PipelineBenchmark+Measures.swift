@@ -20,9 +20,10 @@ extension PipelineRun {
             emulatorCPUSeconds: try await emulatorCPUSeconds() - emulatorBefore)
     }
 
-    /// The workers' CPU time and peak memory so far, from their own `/proc` entries.
+    /// The workers' CPU time and peak memory so far, from their own `/proc` entries (the
+    /// pushd process's, under a wrapper that forks it).
     func usage(of workers: [Process]) throws -> WorkerUsage {
-        let usages = workers.compactMap { WorkerUsage.read(pid: $0.processIdentifier) }
+        let usages = workers.compactMap { WorkerUsage.read(pid: WrappedWorker.pushdProcess(under: $0.processIdentifier)) }
         guard usages.count == workers.count else { throw BenchmarkError("a worker exited before it was measured") }
         return WorkerUsage.total(usages)
     }

@@ -118,8 +118,9 @@ final class PipelineRun {
             "PUSHD_FCM_BASE_URL": setup.emulatorURL, "PUSHD_LOG_LEVEL": "warning",
         ]) { $1 }
         let executable = workerExecutable
-        // For profiling: `PUSHD_BENCH_WORKER_WRAPPER="valgrind --tool=massif"` runs each worker
-        // under that command (split on spaces, looked up on PATH).
+        // For profiling: `PUSHD_BENCH_WORKER_WRAPPER="valgrind --tool=massif"` (or
+        // `"perf record -g -o /tmp/worker.data --"`) runs each worker under that command (split
+        // on spaces, looked up on PATH); the figures are the worker's own (`WrappedWorker`).
         let wrapper = (ProcessInfo.processInfo.environment["PUSHD_BENCH_WORKER_WRAPPER"] ?? "")
             .split(separator: " ").map(String.init)
         return try (0..<count).map { _ in
@@ -142,7 +143,7 @@ final class PipelineRun {
     }
 
     func stop(_ workers: [Process]) {
-        for worker in workers { worker.terminate() }
+        for worker in workers { WrappedWorker.terminate(worker) }
         for worker in workers { worker.waitUntilExit() }
     }
 
