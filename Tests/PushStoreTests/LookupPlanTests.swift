@@ -25,13 +25,12 @@ struct LookupPlanTests {
             """)
         _ = try await fixture.pool.query("ANALYZE devices")
 
-        // One session, so the statement the registry prepares is the one explained.
+        // One session, so the statement the registry prepares is the one explained. The rows
+        // go with the suite's scratch database.
         var configuration = fixture.configuration
         configuration.poolSize = 1
-        let pool = ConnectionPool(configuration: configuration)
         let recipients = (1...50).map { "\(suffix)-\($0)" }
-        let outcome: Result<(devices: Int, plan: String), any Error>
-        do {
+        let (devices, plan) = try await TestDatabase.withPool(configuration) { pool in
             _ = try await pool.query("SET plan_cache_mode = force_generic_plan")
             let (devices, _) = try await DeviceRegistry(pool: pool).devices(
                 forRecipients: recipients, in: app, maximumPerRecipient: 20)
@@ -51,14 +50,8 @@ struct LookupPlanTests {
             let plan = try await pool.query("""
                 SELECT * FROM pg_temp.explain_lookup(\(name), \(recipients), \(app.iosBundleID), \(app.fcmProjectID), \(Int64(20)))
                 """).map { row throws(StoreError) in try row.decode(String.self, column: 0) }
-            outcome = .success((devices.count, plan.joined(separator: "\n")))
-        } catch {
-            outcome = .failure(error)
+            return (devices.count, plan.joined(separator: "\n"))
         }
-        await pool.shutdown()
-        _ = try await fixture.pool.query("DELETE FROM devices WHERE app_id = \(app.iosBundleID) OR app_id = \(app.fcmProjectID)")
-
-        let (devices, plan) = try outcome.get()
         #expect(devices == 100)
         #expect(plan.contains("devices_recipient_idx") || plan.contains("devices_app_recipient_idx"), "\(plan)")
         #expect(!plan.contains("Seq Scan on devices"), "\(plan)")
