@@ -56,13 +56,10 @@ public final class MetricsServer: Service {
         let loop = ConnectionLoop(
             listener: listener, limits: limits,
             respond: { [registry, isReady] request in Self.response(to: request, registry: registry, isReady: isReady) })
-        let thread = Thread {
-            ThreadName.setCurrent("pushd-metrics")
+        ThreadName.startThread(named: "pushd-metrics") {
             loop.run(until: stop)
             finished.trigger()
         }
-        thread.name = "pushd-metrics"
-        thread.start()
         // Returns on shutdown or when the group gives up and cancels us; either way the
         // thread is told to stop, so it never outlives the service with its port bound.
         await shutdown.wait()

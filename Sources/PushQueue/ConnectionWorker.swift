@@ -40,12 +40,7 @@ final class ConnectionWorker {
     /// Starts the thread. It holds `shared` (not the `AMQPConnection`), so dropping the
     /// connection can close it.
     static func spawn(_ shared: ConnectionShared, name: String) {
-        let thread = Thread {
-            ThreadName.setCurrent("pushd-\(name)")
-            ConnectionWorker(shared: shared).run()
-        }
-        thread.name = name
-        thread.start()
+        ThreadName.startThread(named: "pushd-\(name)") { ConnectionWorker(shared: shared).run() }
     }
 
     private func run() {

@@ -28,12 +28,7 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor {
     /// `shutdown()`; jobs still queued then are run first.
     public init(name: String) {
         self.name = name
-        let thread = Thread { [self] in
-            ThreadName.setCurrent(name)
-            loop()
-        }
-        thread.name = name
-        thread.start()
+        ThreadName.startThread(named: name) { [self] in loop() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

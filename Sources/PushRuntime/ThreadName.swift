@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,12 +11,23 @@ import Darwin
 ///
 /// Foundation's `Thread.name` is not enough on Linux: set before `start()`, it never reaches
 /// the kernel, and every dedicated thread kept the name of the pool thread that started it.
-/// So each thread names itself first thing, with this. On Linux through
+/// So each thread names itself first thing: `startThread(named:_:)` starts one that does. On Linux through
 /// `/proc/thread-self/comm` (proc(5)): glibc's `pthread_setname_np` needs `_GNU_SOURCE` and
 /// `prctl` is variadic, so neither imports into Swift.
 public enum ThreadName {
     /// Linux keeps 15 bytes of a thread's name (16 with the terminating NUL).
     public static let maximumBytes = 15
+
+    /// Starts a thread that runs `body` under `name`: Foundation's `Thread.name`, and the OS
+    /// name, which the thread sets itself before anything else.
+    public static func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            setCurrent(name)
+            body()
+        }
+        thread.name = name
+        thread.start()
+    }
 
     /// Sets the calling thread's name, cut to `maximumBytes` (the names we give are ASCII).
     /// Best effort: a system without `/proc` keeps the old name.

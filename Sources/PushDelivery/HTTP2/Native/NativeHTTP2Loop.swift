@@ -59,13 +59,7 @@ final class NativeHTTP2Loop: Sendable {
     /// Starts the loop thread; later calls, and calls after `stop()`, do nothing.
     func start() {
         guard inbox.withLock({ $0.requests.claimThread() }) else { return }
-        let name = configuration.threadName
-        let thread = Thread { [self] in
-            ThreadName.setCurrent(name)
-            run()
-        }
-        thread.name = name
-        thread.start()
+        ThreadName.startThread(named: configuration.threadName) { [self] in run() }
     }
 
     /// Hands a request to the loop; false if the loop is stopping. The doorbell rings

@@ -43,11 +43,6 @@ struct SocketAddress: Sendable {
     static func resolveInBackground(
         host: String, port: Int, done: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
     ) {
-        let thread = Thread {
-            ThreadName.setCurrent("pushd-resolve")
-            done(resolve(host: host, port: port, numericOnly: false))
-        }
-        thread.name = "pushd-resolve"
-        thread.start()
+        ThreadName.startThread(named: "pushd-resolve") { done(resolve(host: host, port: port, numericOnly: false)) }
     }
 }
