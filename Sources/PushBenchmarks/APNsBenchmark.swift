@@ -4,7 +4,9 @@ import PushCrypto
 import PushDelivery
 
 /// `pushd bench apns`: our HTTP/2 client against the emulator, beside the emulator's own
-/// ceiling measured by h2load in the same run.
+/// ceiling measured by h2load in the same run; and the CPU per request of each of h2load,
+/// our HTTP/2 engine alone (h2load's request, a task per push) and the whole `APNsClient`,
+/// which splits a push's client cost into the engine, the task and the APNs layer.
 enum APNsBenchmark {
     static func run(_ arguments: [String]) async throws(CLIError) {
         let parsed = try ParsedArguments(
@@ -30,8 +32,15 @@ enum APNsBenchmark {
         do { tokens = try APNsTokenProvider(teamID: teamID, keyID: keyID, privateKeyPEM: p8) } catch { throw .failure("\(error)") }
         let jwt: String
         do { jwt = try tokens.token() } catch { throw .failure("\(error)") }
-        let ceiling = try h2loadRate(
+        let (ceiling, h2loadCPU) = try h2loadRate(
             url: "\(url)/3/device/\(token)", jwt: jwt, bundle: bundle, payload: payload, requests: requests, connections: connections)
+
+        // Our HTTP/2 engine alone, with h2load's request (same headers and path), awaited from
+        // a task per push as the worker does: what the engine and the task cost, without the
+        // APNs layer (URL, header strings, first-success gate, classifying).
+        let engine = try await engineAlone(
+            url: "\(url)/3/device/\(token)", jwt: jwt, bundle: bundle, payload: payload, caFile: caFile,
+            requests: requests, concurrency: concurrency, connections: connections)
 
         // Our client, the way the worker uses it.
         let client: APNsClient
@@ -46,7 +55,39 @@ enum APNsBenchmark {
         // This process's CPU over the timed part: the client's cost per push (HTTP/2, TLS, the
         // task per push), the part of a worker's CPU per delivery that is neither the envelope
         // nor the job's own work.
-        let cpuBefore = WorkerUsage.read(pid: getpid())?.cpuSeconds
+        let measured = await drive(requests: requests, concurrency: concurrency) {
+            await client.send(notification).label == "delivered"
+        }
+        await client.shutdown()
+        let (latencies, failures, elapsed) = (measured.latencies, measured.failures, measured.seconds)
+        let sorted = latencies.sorted()
+        let rate = Double(requests) / elapsed
+        StandardStreams.write(line: "bench apns: \(requests) pushes, \(concurrency) in flight over \(connections) HTTP/2 connections, \(url)")
+        StandardStreams.write(line: String(format: "  emulator ceiling (h2load, same requests)  : %10.0f req/s", ceiling))
+        StandardStreams.write(line: String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
+        StandardStreams.write(line: String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
+        StandardStreams.write(line: String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
+        StandardStreams.write(line: String(
+            format: "  CPU per push (this process, %d-byte payload): %8.1f µs", payload.count, measured.cpuMicrosecondsPerRequest))
+        StandardStreams.write(line: String(
+            format: "  CPU per request: h2load %.1f µs, pushd HTTP2Client alone %.1f µs (%.0f req/s, %d failed), APNsClient %.1f µs",
+            h2loadCPU, engine.cpuMicrosecondsPerRequest, Double(requests) / engine.seconds, engine.failures,
+            measured.cpuMicrosecondsPerRequest))
+    }
+
+    /// What one timed run measured.
+    struct Measured {
+        var latencies: [Double]
+        var failures: Int
+        var seconds: Double
+        /// This process's user + system CPU over the run, per request.
+        var cpuMicrosecondsPerRequest: Double
+    }
+
+    /// Runs `send` `requests` times, `concurrency` at once, a task per request (as the worker
+    /// sends: a task per device); true from `send` means delivered.
+    static func drive(requests: Int, concurrency: Int, _ send: @escaping @Sendable () async -> Bool) async -> Measured {
+        let cpuBefore = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? 0
         let started = ContinuousClock.now
         let (latencies, failures) = await withTaskGroup(of: (Double, Bool).self) { group in
             var latencies: [Double] = []
@@ -57,8 +98,8 @@ enum APNsBenchmark {
                 launched += 1
                 group.addTask {
                     let begin = ContinuousClock.now
-                    let outcome = await client.send(notification)
-                    return (seconds(ContinuousClock.now - begin), outcome.label == "delivered")
+                    let delivered = await send()
+                    return (seconds(ContinuousClock.now - begin), delivered)
                 }
             }
             while launched < min(concurrency, requests) { launch() }
@@ -70,19 +111,35 @@ enum APNsBenchmark {
             return (latencies, failures)
         }
         let elapsed = seconds(ContinuousClock.now - started)
-        let cpuAfter = WorkerUsage.read(pid: getpid())?.cpuSeconds
-        await client.shutdown()
-        let sorted = latencies.sorted()
-        let rate = Double(requests) / elapsed
-        StandardStreams.write(line: "bench apns: \(requests) pushes, \(concurrency) in flight over \(connections) HTTP/2 connections, \(url)")
-        StandardStreams.write(line: String(format: "  emulator ceiling (h2load, same requests)  : %10.0f req/s", ceiling))
-        StandardStreams.write(line: String(format: "  pushd APNsClient                          : %10.0f pushes/s  (%d not delivered)", rate, failures))
-        StandardStreams.write(line: String(format: "  latency p50 / p99                         : %8.1f / %.1f ms", percentile(sorted, 0.50) * 1000, percentile(sorted, 0.99) * 1000))
-        StandardStreams.write(line: String(format: "  ratio pushd / ceiling                     : %10.3f", rate / ceiling))
-        if let cpuBefore, let cpuAfter {
-            StandardStreams.write(line: String(
-                format: "  CPU per push (this process, %d-byte payload): %8.1f µs", payload.count, (cpuAfter - cpuBefore) * 1e6 / Double(requests)))
+        let cpuAfter = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? cpuBefore
+        return Measured(
+            latencies: latencies, failures: failures, seconds: elapsed,
+            cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) * 1e6 / Double(max(1, requests)))
+    }
+
+    /// `HTTP2Client` on its own, sending h2load's request: one request alone first (APNs
+    /// allows one stream on a new connection until a request succeeds), then the timed run.
+    static func engineAlone(
+        url: String, jwt: String, bundle: String, payload: [UInt8], caFile: String, requests: Int, concurrency: Int, connections: Int
+    ) async throws(CLIError) -> Measured {
+        let http: HTTP2Client
+        do {
+            http = try HTTP2Client(configuration: .init(
+                maximumInFlight: concurrency, maximumConnectionsPerHost: connections, caFile: caFile, threadName: "pushd-h2-bench"))
+        } catch { throw .failure("\(error)") }
+        http.start()
+        let request = HTTPRequest(
+            url: url,
+            headers: [("authorization", "bearer \(jwt)"), ("apns-topic", bundle), ("apns-push-type", "alert"), ("apns-priority", "10")],
+            body: payload, responseHeaderNames: ["apns-id"])
+        let first = try? await http.send(request)
+        guard first?.status == 200 else {
+            await http.shutdown()
+            throw .failure("the engine's first request was not accepted: \(first.map { "HTTP \($0.status)" } ?? "no response")")
         }
+        let measured = await drive(requests: requests, concurrency: concurrency) { (try? await http.send(request))?.status == 200 }
+        await http.shutdown()
+        return measured
     }
 
     static func seconds(_ duration: Duration) -> Double {
@@ -95,7 +152,9 @@ enum APNsBenchmark {
     }
 
     /// Runs h2load (Debian `nghttp2-client`) and returns its requests per second.
-    static func h2loadRate(url: String, jwt: String, bundle: String, payload: [UInt8], requests: Int, connections: Int) throws(CLIError) -> Double {
+    static func h2loadRate(
+        url: String, jwt: String, bundle: String, payload: [UInt8], requests: Int, connections: Int
+    ) throws(CLIError) -> (rate: Double, cpuMicrosecondsPerRequest: Double) {
         let payloadFile = FileManager.default.temporaryDirectory.appendingPathComponent("pushd-bench-\(UUID().uuidString).json")
         do { try Data(payload).write(to: payloadFile) } catch { throw .failure("cannot write \(payloadFile.path)") }
         defer { try? FileManager.default.removeItem(at: payloadFile) }
@@ -109,9 +168,13 @@ enum APNsBenchmark {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        // h2load's own CPU: the children's usage grows by it once it has been waited for (the
+        // only child this process waits for meanwhile).
+        let childrenBefore = childrenCPUSeconds()
         do { try process.run() } catch { throw .failure("h2load is not installed (apt-get install nghttp2-client)") }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let h2loadCPU = (childrenCPUSeconds() - childrenBefore) * 1e6 / Double(max(1, requests))
         // "finished in 3.31s, 15098.22 req/s, …"
         guard let range = text.range(of: #"finished in [0-9.]+m?s, ([0-9.]+) req/s"#, options: .regularExpression) else {
             throw .failure("could not read h2load's output:\n\(text.suffix(800))")
@@ -120,6 +183,14 @@ enum APNsBenchmark {
         let number = match.split(separator: ",")[1].trimmingCharacters(in: .whitespaces).split(separator: " ")[0]
         guard let rate = Double(number) else { throw .failure("could not read h2load's rate from \(match)") }
         if !(text.contains(" 0 failed") && text.contains(" 0 errored")) { FileHandle.standardError.write(Data("h2load reported errors:\n\(text.suffix(600))\n".utf8)) }
-        return rate
+        return (rate, h2loadCPU)
+    }
+
+    /// User + system CPU of this process's waited-for children, in seconds.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_CHILDREN.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

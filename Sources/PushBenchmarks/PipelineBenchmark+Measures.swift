@@ -91,7 +91,7 @@ extension PipelineRun {
         let payload = Array(#"{"aps":{"alert":{"title":"New message","body":"Open the app to read it"},"mutable-content":1}}"#.utf8)
         return try APNsBenchmark.h2loadRate(
             url: "\(setup.emulatorURL)/3/device/\(String(repeating: "ab", count: 32))", jwt: jwt, bundle: Self.bundle,
-            payload: payload, requests: 30_000, connections: 4)
+            payload: payload, requests: 30_000, connections: 4).rate
     }
 
     /// Envelopes per second on all cores for a 1 KB plaintext.
