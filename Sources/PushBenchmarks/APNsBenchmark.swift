@@ -151,7 +151,8 @@ enum APNsBenchmark {
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
 
-    /// Runs h2load (Debian `nghttp2-client`) and returns its requests per second.
+    /// Runs h2load (Debian `nghttp2-client`); returns its requests per second and its own CPU
+    /// per request.
     static func h2loadRate(
         url: String, jwt: String, bundle: String, payload: [UInt8], requests: Int, connections: Int
     ) throws(CLIError) -> (rate: Double, cpuMicrosecondsPerRequest: Double) {
