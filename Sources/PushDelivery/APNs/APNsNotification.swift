@@ -94,14 +94,15 @@ public struct APNsNotification: Sendable {
         return nil
     }
 
-    /// The headers whose values are new on every push: the device path and our apns-id.
-    /// Over the string's contiguous bytes: `utf8.allSatisfy` walked the generic iterator, an
-    /// index at a time, for the 64 characters of every push's token.
+    /// Whether the token is all hex digits, over the string's contiguous bytes:
+    /// `utf8.allSatisfy` walked the generic iterator, an index at a time, for the 64
+    /// characters of every push's token.
     static func isHex(_ token: String) -> Bool {
         var token = token
         return token.withUTF8 { $0.allSatisfy(\.isHexDigit) }
     }
 
+    /// The headers whose values are new on every push: the device path and our apns-id.
     static let uniqueHeaderNames = [":path", "apns-id"]
 
     /// The request headers, in APNs's names.
