@@ -32,14 +32,15 @@ enum APNsBenchmark {
         do { tokens = try APNsTokenProvider(teamID: teamID, keyID: keyID, privateKeyPEM: p8) } catch { throw .failure("\(error)") }
         let jwt: String
         do { jwt = try tokens.token() } catch { throw .failure("\(error)") }
+        let deviceURL = "\(url)/3/device/\(token)"
         let (ceiling, h2loadCPU) = try h2loadRate(
-            url: "\(url)/3/device/\(token)", jwt: jwt, bundle: bundle, payload: payload, requests: requests, connections: connections)
+            url: deviceURL, jwt: jwt, bundle: bundle, payload: payload, requests: requests, connections: connections)
 
         // Our HTTP/2 engine alone, with h2load's request (same headers and path), awaited from
         // a task per push as the worker does: what the engine and the task cost, without the
         // APNs layer (URL, header strings, first-success gate, classifying).
         let engine = try await engineAlone(
-            url: "\(url)/3/device/\(token)", jwt: jwt, bundle: bundle, payload: payload, caFile: caFile,
+            url: deviceURL, jwt: jwt, bundle: bundle, payload: payload, caFile: caFile,
             requests: requests, concurrency: concurrency, connections: connections)
 
         // Our client, the way the worker uses it.
