@@ -11,14 +11,24 @@ struct Attempt: Sendable {
 
     nonisolated(nonsending) init(sending request: HTTPRequest, with http: HTTP2Client, classify: (HTTPResponse) -> DeliveryOutcome) async {
         do {
-            outcome = classify(try await http.send(request))
-            connectionLost = false
+            self.init(outcome: classify(try await http.send(request)), connectionLost: false)
         } catch {
-            outcome = DeliveryOutcome(transportError: error)
+            self.init(.failure(error), classify: classify)
+        }
+    }
+
+    /// A request's result, classified.
+    init(_ result: Result<HTTPResponse, HTTPClientError>, classify: (HTTPResponse) -> DeliveryOutcome) {
+        switch result {
+        case .success(let response):
+            self.init(outcome: classify(response), connectionLost: false)
+        case .failure(let error):
+            let lost: Bool
             switch error {
-            case .connectionFailed, .transport: connectionLost = true
-            default: connectionLost = false
+            case .connectionFailed, .transport: lost = true
+            default: lost = false
             }
+            self.init(outcome: DeliveryOutcome(transportError: error), connectionLost: lost)
         }
     }
 }

@@ -9,6 +9,9 @@ final class FirstSuccessGate: Sendable {
     private let opened = Atomic<Bool>(false)
     private let single = AsyncSemaphore(permits: 1)
 
+    /// True once a request has succeeded: from then on requests need not pass `run`.
+    var isOpen: Bool { opened.load(ordering: .acquiring) }
+
     nonisolated(nonsending) func run(_ body: nonisolated(nonsending) @Sendable () async -> Attempt) async -> Attempt {
         if opened.load(ordering: .acquiring) { return await body() }
         do { try await single.acquire() } catch {

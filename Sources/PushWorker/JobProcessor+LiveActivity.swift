@@ -34,7 +34,7 @@ extension JobProcessor {
             await self.deliverLiveActivity(to: device, activity: activity, payload: payload, context: context)
         }
         if activity.androidFallback {
-            results += await deliverAll(android) { device in await self.deliver(to: device, context: context) }
+            results += await dispatch(android, lane: .urgent, context: context)
         } else {
             results += android.map { DeviceResult(device: $0, outcome: .skipped(.init(reason: .android, event: activity.event))) }
         }
@@ -74,7 +74,7 @@ extension JobProcessor {
 
     /// Seals `private_props` for one device (its final size checked first, so an oversized
     /// device costs no RSA operation) and sends to its Live Activity token. On its caller's
-    /// executor, as `deliver(to:context:)` is: from `deliverAll`'s pool tasks only.
+    /// executor, as `envelope(for:context:)` is: from `deliverAll`'s pool tasks only.
     private nonisolated(nonsending) func deliverLiveActivity(
         to device: Device, activity: LiveActivity, payload: LiveActivityPayload, context: JobContext
     ) async -> DeviceOutcome {

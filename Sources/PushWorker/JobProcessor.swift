@@ -43,9 +43,9 @@ final class JobProcessor: Sendable {
     let router: DeliveryRouter
     let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
-    private let deliveryPermits: AsyncSemaphore
+    let deliveryPermits: AsyncSemaphore
     /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
-    private let bulkDeliveryPermits: AsyncSemaphore
+    let bulkDeliveryPermits: AsyncSemaphore
     let limits: Limits
     let metrics: WorkerMetrics
 
@@ -87,9 +87,7 @@ final class JobProcessor: Sendable {
         for batch in Self.batches(of: accepted, size: max(1, limits.batch)).dropFirst(progress.batchesDone) {
             let devices: [Device]
             do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
-            let delivered = await deliverAll(devices, lane: accepted.job.delivery.lane) { device in
-                await self.deliver(to: device, context: context)
-            }
+            let delivered = await dispatch(devices, lane: accepted.job.delivery.lane, context: context)
             // A cancelled worker may have skipped devices or cut sends short: never ack that.
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
@@ -144,31 +142,26 @@ final class JobProcessor: Sendable {
         var all: [DeviceResult] { results.withLock { $0 } }
     }
 
-    /// Runs on its caller's executor (nonisolated(nonsending): no executor switch per call, down
-    /// to the HTTP/2 continuation), sealing included: call it from a task of the cooperative
-    /// pool, as `deliverAll`'s are, never from an actor, which would then do the RSA work.
-    nonisolated(nonsending) func deliver(to device: Device, context: JobContext) async -> DeviceOutcome {
-        // Seal for this device (fallback only for a legacy device or a content-free job).
-        var envelope: QuotedEnvelopeJSON?
-        if let publicKey = device.publicKey, let plaintext = context.plaintext {
-            let key: DevicePublicKey
-            do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .keyInvalid(error) }
-            do {
-                envelope = try await sealing { () throws(SealError) in
-                    try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)
-                }
-            } catch {
-                return .sealingFailed("\(error)")
-            }
+    /// Why a device gets no push: what it is recorded as instead.
+    struct NotSent: Error {
+        let outcome: DeviceOutcome
+    }
+
+    /// The device's envelope (nil for a legacy device or a content-free job: fallback only).
+    /// Runs on its caller's executor (nonisolated(nonsending)), sealing included: call it
+    /// from a task of the cooperative pool, as `dispatch`'s are, never from an actor, which
+    /// would then do the RSA work.
+    nonisolated(nonsending) func envelope(for device: Device, context: JobContext) async -> Result<QuotedEnvelopeJSON?, NotSent> {
+        guard let publicKey = device.publicKey, let plaintext = context.plaintext else { return .success(nil) }
+        let key: DevicePublicKey
+        do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .failure(NotSent(outcome: .keyInvalid(error))) }
+        do {
+            return .success(try await sealing { () throws(SealError) in
+                try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)
+            })
+        } catch {
+            return .failure(NotSent(outcome: .sealingFailed("\(error)")))
         }
-        let started = ContinuousClock.now
-        let outcome: DeliveryOutcome
-        switch device.platform {
-        case .ios: outcome = await sendAPNs(device, envelope: envelope, context: context)
-        case .android: outcome = await sendFCM(device, envelope: envelope, context: context)
-        }
-        metrics.deliverySeconds[device.platform].observe(since: started)
-        return .sent(outcome)
     }
 
     /// Sealing is CPU work: it runs on the cooperative pool, a bounded number at once, so a
@@ -178,7 +171,7 @@ final class JobProcessor: Sendable {
     }
 
     /// Runs one sealing under an encryption permit, timed, on the caller's executor (see
-    /// `deliver(to:context:)`).
+    /// `envelope(for:context:)`).
     private nonisolated(nonsending) func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }
@@ -188,13 +181,24 @@ final class JobProcessor: Sendable {
         return sealed
     }
 
-    private nonisolated(nonsending) func sendAPNs(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
+    /// A push refused before it is sent, in the provider's own terms.
+    struct Refused: Error {
+        let outcome: DeliveryOutcome
+    }
+
+    /// An APNs push ready to send, with the client of its app.
+    struct PreparedAPNs: Sendable {
+        let client: APNsClient
+        let notification: APNsNotification
+    }
+
+    func apnsNotification(for device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) -> Result<PreparedAPNs, Refused> {
         guard let client = router.apns(for: device.appID) else {
-            return .configurationError(reason: "no APNs credentials configured for \(device.appID)", status: 0)
+            return .failure(Refused(outcome: .configurationError(reason: "no APNs credentials configured for \(device.appID)", status: 0)))
         }
         let payload: [UInt8]
         do { payload = try context.apnsTemplate.payload(quotedEncryptedData: envelope?.bytes) } catch {
-            return .rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)
+            return .failure(Refused(outcome: .rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)))
         }
         let notification = APNsNotification(
             deviceToken: device.token, bundleID: device.appID,
@@ -202,31 +206,25 @@ final class JobProcessor: Sendable {
             pushType: .alert, priority: context.job.delivery.priority == .high ? .immediate : .conservesPower,
             expiration: context.apnsExpiration, collapseID: context.collapseID,
             payload: payload)
-        let checked = await client.sendCheckingEnvironment(notification)
-        if let corrected = checked.correctedEnvironment {
-            await correctEnvironment(of: device, to: corrected == .sandbox ? .sandbox : .production)
-        }
-        return checked.outcome
+        return .success(PreparedAPNs(client: client, notification: notification))
     }
 
     /// The token was accepted in the other APNs environment: record that, so later pushes go
     /// there first. Best effort: if the update fails, the next push checks again.
-    private nonisolated(nonsending) func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
+    nonisolated(nonsending) func correctEnvironment(of device: Device, to environment: PushEnvironment) async {
         let changed = try? await registry.correctEnvironment(deviceID: device.id, to: environment)
         metrics.environmentsCorrected.increment(changed == true ? "corrected" : "unchanged")
     }
 
-    private nonisolated(nonsending) func sendFCM(_ device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) async -> DeliveryOutcome {
+    func fcmBody(for device: Device, envelope: QuotedEnvelopeJSON?, context: JobContext) -> Result<(FCMClient, [UInt8]), Refused> {
         guard let client = router.fcm(for: device.appID) else {
-            return .configurationError(reason: "no FCM credentials configured for \(device.appID)", status: 0)
+            return .failure(Refused(outcome: .configurationError(reason: "no FCM credentials configured for \(device.appID)", status: 0)))
         }
-        let body: [UInt8]
         do {
-            body = try context.fcmTemplate.body(
-                token: device.token, quotedEncryptedData: envelope?.bytes, encryptedDataLength: envelope?.textLength ?? 0)
+            return .success((client, try context.fcmTemplate.body(
+                token: device.token, quotedEncryptedData: envelope?.bytes, encryptedDataLength: envelope?.textLength ?? 0)))
         } catch {
-            return .rejected(reason: "PayloadTooLarge: \(error)", status: 413)
+            return .failure(Refused(outcome: .rejected(reason: "PayloadTooLarge: \(error)", status: 413)))
         }
-        return await client.send(body: body)
     }
 }

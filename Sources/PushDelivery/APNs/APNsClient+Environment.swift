@@ -39,8 +39,19 @@ extension APNsClient {
     /// refused there too, the token is dead; any other answer (the other host down, a 5xx,
     /// its configuration broken) retries later rather than prune on doubt.
     public nonisolated(nonsending) func sendCheckingEnvironment(_ notification: APNsNotification) async -> EnvironmentCheckedOutcome {
-        let first = await send(notification)
-        guard case .invalidToken(let reason, nil) = first, APNsReason(reason) == .badDeviceToken else {
+        await checkEnvironment(after: await send(notification), of: notification)
+    }
+
+    /// True when the outcome in the registered environment needs the other one tried.
+    static func needsEnvironmentCheck(_ first: DeliveryOutcome) -> Bool {
+        if case .invalidToken(let reason, nil) = first, APNsReason(reason) == .badDeviceToken { return true }
+        return false
+    }
+
+    /// The verdict on `first`, the outcome in the registered environment: itself, or what
+    /// trying the other environment makes of it.
+    nonisolated(nonsending) func checkEnvironment(after first: DeliveryOutcome, of notification: APNsNotification) async -> EnvironmentCheckedOutcome {
+        guard Self.needsEnvironmentCheck(first) else {
             return EnvironmentCheckedOutcome(outcome: first, correctedEnvironment: nil)
         }
         var elsewhere = notification

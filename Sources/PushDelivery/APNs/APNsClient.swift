@@ -61,15 +61,20 @@ public final class APNsClient: Service {
     /// Sends one push and classifies the answer. Never throws: every failure is an outcome.
     public nonisolated(nonsending) func send(_ notification: APNsNotification) async -> DeliveryOutcome {
         if let problem = notification.localProblem { return problem }
-        let url = "\(configuration.baseURL(for: notification.environment))/3/device/\(notification.deviceToken)"
+        let url = self.url(for: notification)
         let bearer: BearerToken
         do { bearer = try tokens.bearer() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
         }
         let first = await firstRequest.run { await self.attempt(notification, url: url, bearer: bearer) }
+        return await settle(first, of: notification, url: url, bearer: bearer)
+    }
+
+    /// What a first attempt comes to: itself, or the resend it calls for.
+    nonisolated(nonsending) func settle(_ first: Attempt, of notification: APNsNotification, url: String, bearer: BearerToken) async -> DeliveryOutcome {
         if first.connectionLost {
             // The connection went away under the request (GOAWAY, reset): safe to resend at
-            // once on a fresh connection, which libcurl opens.
+            // once on a fresh connection, which the engine opens.
             return await attempt(notification, url: url, bearer: bearer).outcome
         }
         if Self.isExpiredProviderToken(first.outcome) {
@@ -88,17 +93,29 @@ public final class APNsClient: Service {
         return first.outcome
     }
 
+    /// True when `settle` would return the first attempt's outcome as it is.
+    static func isSettled(_ first: Attempt) -> Bool {
+        !first.connectionLost && !isExpiredProviderToken(first.outcome)
+    }
+
     static func isExpiredProviderToken(_ outcome: DeliveryOutcome) -> Bool {
         if case .configurationError(let reason, _) = outcome, APNsReason(reason) == .expiredProviderToken { return true }
         return false
     }
 
-    private nonisolated(nonsending) func attempt(_ notification: APNsNotification, url: String, bearer: BearerToken) async -> Attempt {
-        let request = HTTPRequest(
+    func url(for notification: APNsNotification) -> String {
+        "\(configuration.baseURL(for: notification.environment))/3/device/\(notification.deviceToken)"
+    }
+
+    func request(_ notification: APNsNotification, url: String, bearer: BearerToken) -> HTTPRequest {
+        HTTPRequest(
             url: url, headers: notification.headers(authorization: bearer.authorization), body: notification.payload,
             timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames,
             responseHeaderNames: APNsResponseClassifier.headerNames)
-        return await Attempt(sending: request, with: http, classify: { APNsResponseClassifier.classify($0) })
+    }
+
+    private nonisolated(nonsending) func attempt(_ notification: APNsNotification, url: String, bearer: BearerToken) async -> Attempt {
+        await Attempt(sending: request(notification, url: url, bearer: bearer), with: http, classify: { APNsResponseClassifier.classify($0) })
     }
 
     public var name: String { "apns:\(configuration.teamID)" }

@@ -49,9 +49,34 @@ public final class FCMClient: Service {
                 return Self.outcome(for: error)
             }
         }
-        let first = await attempt(body: body, bearer: bearer)
+        return await settle(await attempt(body: body, bearer: bearer), body: body, bearer: bearer)
+    }
+
+    /// `send` without a task per message: `completion` is called exactly once. With a fresh
+    /// access token and an answer that needs nothing more, it is settled on the HTTP/2 loop
+    /// thread where the answer arrives; a token to fetch, a lost connection or a refused
+    /// token take the awaited path, in a task adopted by `group`.
+    public nonisolated(nonsending) func submit(
+        body: [UInt8], group: RequestGroup, completion: @escaping @Sendable (DeliveryOutcome) -> Void
+    ) async {
+        guard let bearer = tokens.freshBearer() else {
+            group.adopt(Task { completion(await self.send(body: body)) })
+            return
+        }
+        await http.submit(request(body: body, bearer: bearer), group: group) { [self] result in
+            let first = Attempt(result, classify: { FCMResponseClassifier.classify($0) })
+            guard Self.isSettled(first) else {
+                group.adopt(Task { completion(await self.settle(first, body: body, bearer: bearer)) })
+                return
+            }
+            completion(first.outcome)
+        }
+    }
+
+    /// What a first attempt comes to: itself, or the resend it calls for.
+    private nonisolated(nonsending) func settle(_ first: Attempt, body: [UInt8], bearer: BearerToken) async -> DeliveryOutcome {
         if first.connectionLost { return await attempt(body: body, bearer: bearer).outcome }
-        if case .configurationError(let reason, _) = first.outcome, FCMErrorCode(reason) == .unauthenticated {
+        if Self.isUnauthenticated(first.outcome) {
             // The access token was revoked or expired early: fetch a new one and retry once.
             do { return await attempt(body: body, bearer: try await tokens.invalidateBearer(bearer.token)).outcome } catch {
                 return Self.outcome(for: error)
@@ -60,12 +85,24 @@ public final class FCMClient: Service {
         return first.outcome
     }
 
-    private nonisolated(nonsending) func attempt(body: [UInt8], bearer: BearerToken) async -> Attempt {
-        let request = HTTPRequest(
+    private static func isSettled(_ first: Attempt) -> Bool {
+        !first.connectionLost && !isUnauthenticated(first.outcome)
+    }
+
+    private static func isUnauthenticated(_ outcome: DeliveryOutcome) -> Bool {
+        if case .configurationError(let reason, _) = outcome, FCMErrorCode(reason) == .unauthenticated { return true }
+        return false
+    }
+
+    private func request(body: [UInt8], bearer: BearerToken) -> HTTPRequest {
+        HTTPRequest(
             url: sendURL,
             headers: [("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")],
             body: body, timeout: configuration.requestTimeout, responseHeaderNames: FCMResponseClassifier.headerNames)
-        return await Attempt(sending: request, with: http, classify: { FCMResponseClassifier.classify($0) })
+    }
+
+    private nonisolated(nonsending) func attempt(body: [UInt8], bearer: BearerToken) async -> Attempt {
+        await Attempt(sending: request(body: body, bearer: bearer), with: http, classify: { FCMResponseClassifier.classify($0) })
     }
 
     private static func outcome(for error: FCMAuthError) -> DeliveryOutcome {

@@ -116,6 +116,65 @@ public final class HTTP2Client: Service {
     }
 
     private nonisolated(nonsending) func send(_ request: HTTPRequest, id: UInt64, on loop: NativeHTTP2Loop) async throws(HTTPClientError) -> HTTPResponse {
+        let exchange = Exchange(id: id, request: request, target: try target(of: request), now: .now)
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Exchange.Result, Never>) in
+                exchange.completion = .resume(continuation)
+                if !loop.submit(exchange) {
+                    exchange.complete(.failure(.shutDown))
+                }
+            }
+        } onCancel: {
+            loop.cancel(id)
+        }
+        return try result.get()
+    }
+
+    /// Sends one request without awaiting it: `completion` is called exactly once with the
+    /// result, whatever happens (refused, cancelled with `group`, shut down).
+    ///
+    /// For senders of many requests at once (a worker's pushes): on the nghttp2 engine the
+    /// request needs no task and no continuation of its own, and `completion` runs on the
+    /// loop thread as the response arrives, so it must be short and never block: classify,
+    /// record, hand anything slow to a task. (libcurl's engine runs the request in a task
+    /// adopted by `group`, and calls `completion` from it.) This call itself waits only for
+    /// an in-flight permit, the same back-pressure as `send`'s.
+    public nonisolated(nonsending) func submit(
+        _ request: HTTPRequest, group: RequestGroup, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void
+    ) async {
+        guard case .native(let loop) = loop else {
+            group.adopt(Task {
+                let result: Result<HTTPResponse, HTTPClientError>
+                do throws(HTTPClientError) { result = .success(try await self.send(request)) } catch { result = .failure(error) }
+                completion(result)
+            })
+            return
+        }
+        do { try await inFlight.acquire() } catch {
+            completion(.failure(.cancelled))
+            return
+        }
+        let exchange: Exchange
+        do {
+            exchange = Exchange(
+                id: nextID.add(1, ordering: .relaxed).newValue, request: request, target: try target(of: request), group: group, now: .now)
+        } catch {
+            inFlight.release()
+            completion(.failure(error))
+            return
+        }
+        exchange.completion = .call { [inFlight] result in
+            inFlight.release()
+            completion(result)
+        }
+        group.whenCancelled(by: self) { group in loop.cancel(group) }
+        if !loop.submit(exchange) {
+            exchange.complete(.failure(.shutDown))
+        }
+    }
+
+    /// The request's parsed target, reusing a recent origin's authority.
+    private func target(of request: HTTPRequest) throws(HTTPClientError) -> RequestTarget {
         let target: RequestTarget
         let known = recentOrigins.withLock { $0 }
         do {
@@ -131,18 +190,7 @@ public final class HTTP2Client: Service {
                 origins.append(target.origin)
             }
         }
-        let exchange = Exchange(id: id, request: request, target: target, now: .now)
-        let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: Exchange.Completion) in
-                exchange.continuation = continuation
-                if !loop.submit(exchange) {
-                    exchange.complete(.failure(.shutDown))
-                }
-            }
-        } onCancel: {
-            loop.cancel(id)
-        }
-        return try result.get()
+        return target
     }
 
     private nonisolated(nonsending) func send(_ request: HTTPRequest, id: UInt64, on loop: CurlMultiLoop) async throws(HTTPClientError) -> HTTPResponse {

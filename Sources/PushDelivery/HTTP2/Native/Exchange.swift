@@ -1,16 +1,25 @@
 /// One request on the native HTTP/2 engine: what was asked, and the response as it arrives.
 ///
-/// `@unchecked Sendable` is safe because ownership moves exactly once: the sending task
-/// builds it and sets `continuation`, then hands it to the loop through the loop's locked
-/// inbox; from then on only the loop thread reads or writes it, including nghttp2's
-/// callbacks, which run inside the loop's own `nghttp2_session_mem_recv`/`mem_send` calls.
+/// `@unchecked Sendable` is safe because ownership moves exactly once: the sender builds
+/// it and sets `completion`, then hands it to the loop through the loop's locked inbox;
+/// from then on only the loop thread reads or writes it, including nghttp2's callbacks,
+/// which run inside the loop's own `nghttp2_session_mem_recv`/`mem_send` calls. (`group` is
+/// immutable and itself Sendable.)
 final class Exchange: @unchecked Sendable {  // safe: see the proof above
-    /// Unsafe rather than checked: a checked continuation allocates a tracking object per
-    /// request, one of the costs of every push. It is resumed exactly once because only
-    /// `complete` resumes it, and `complete` clears it; and it is always resumed, because
+    typealias Result = Swift.Result<HTTPResponse, HTTPClientError>
+
+    /// Who learns the result: a task awaiting it, or a callback run where the result is
+    /// known (on the loop thread, or on the submitter's if the loop refused the request).
+    ///
+    /// The continuation is unsafe rather than checked: a checked continuation allocates a
+    /// tracking object per request, one of the costs of every push. Either is called exactly
+    /// once because only `complete` calls it, and `complete` clears it; and always, because
     /// every exchange the loop takes ends in `complete` (answered, failed, timed out,
     /// cancelled or shut down), as does one the loop refused.
-    typealias Completion = UnsafeContinuation<Result<HTTPResponse, HTTPClientError>, Never>
+    enum Completion {
+        case resume(UnsafeContinuation<Result, Never>)
+        case call(@Sendable (Result) -> Void)
+    }
 
     /// Responses larger than this are refused (the stream is reset), as libcurl's engine does.
     static let maximumResponseBytes = 1 << 20
@@ -20,7 +29,9 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     let target: RequestTarget
     /// The whole exchange, connecting included, must end by then.
     let deadline: ContinuousClock.Instant
-    var continuation: Completion?
+    /// Cancelled together with the other requests of its group (`HTTP2Client.submit`).
+    let group: RequestGroup?
+    var completion: Completion?
 
     // Loop thread only.
     /// The stream carrying it and its connection, once submitted; 0 while waiting.
@@ -33,19 +44,25 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     var responseBody: [UInt8] = []
     /// Why the loop reset the stream itself (a response too large), reported when it closes.
     var resetReason: HTTPClientError?
-    var isFinished: Bool { continuation == nil }
+    var isFinished: Bool { completion == nil }
 
-    init(id: UInt64, request: HTTPRequest, target: RequestTarget, now: ContinuousClock.Instant) {
+    init(id: UInt64, request: HTTPRequest, target: RequestTarget, group: RequestGroup? = nil, now: ContinuousClock.Instant) {
         self.id = id
         self.request = request
         self.target = target
+        self.group = group
         self.deadline = now.advanced(by: request.timeout)
     }
 
-    /// Resumes the waiting task once; later calls are ignored.
-    func complete(_ result: Result<HTTPResponse, HTTPClientError>) {
-        continuation?.resume(returning: result)
-        continuation = nil
+    /// Resumes the waiting task, or calls the callback, once; later calls are ignored.
+    func complete(_ result: Result) {
+        let completion = self.completion
+        self.completion = nil
+        switch completion {
+        case .resume(let continuation): continuation.resume(returning: result)
+        case .call(let callback): callback(result)
+        case nil: break
+        }
     }
 
     /// Back to the state of a request not yet sent, for a stream the server refused

@@ -58,6 +58,10 @@ final class H2LoopCore: H2ConnectionDelegate {
     // MARK: - From the inbox
 
     func accept(_ exchange: Exchange) {
+        if let group = exchange.group, group.isCancelled {
+            exchange.complete(.failure(.cancelled))
+            return
+        }
         outstanding[exchange.id] = exchange
         queue(for: exchange.target.connectionKey).append(exchange)
         nextDeadline = min(nextDeadline, exchange.deadline)
@@ -67,6 +71,15 @@ final class H2LoopCore: H2ConnectionDelegate {
         guard let exchange = outstanding[id] else { return }
         abandon(exchange)
         finish(exchange, with: .failure(.cancelled))
+    }
+
+    /// Cancels the group's requests still outstanding: a walk over them all, but only when a
+    /// job is cancelled (a worker stopping), never per request.
+    func cancel(_ group: RequestGroup) {
+        for exchange in Array(outstanding.values) where exchange.group === group {
+            abandon(exchange)
+            finish(exchange, with: .failure(.cancelled))
+        }
     }
 
     func resolved(connectionID: Int, _ result: Result<[SocketAddress], HTTPClientError>) {

@@ -26,6 +26,7 @@ final class NativeHTTP2Loop: Sendable {
         var requests = LoopInbox<Exchange>()
         /// Answers of background DNS lookups, by connection.
         var resolved: [(connectionID: Int, result: Result<[SocketAddress], HTTPClientError>)] = []
+        var cancelledGroups: [RequestGroup] = []
     }
 
     /// After taking requests the loop sleeps lightly for this long: while they keep coming,
@@ -79,6 +80,12 @@ final class NativeHTTP2Loop: Sendable {
         doorbell.announceUrgently()
     }
 
+    /// Cancels every request of `group` the loop holds (the group refuses later ones itself).
+    func cancel(_ group: RequestGroup) {
+        inbox.withLock { $0.cancelledGroups.append(group) }
+        doorbell.announceUrgently()
+    }
+
     /// Takes no new requests; the loop exits once those in flight are done.
     func stop() {
         let waiting = inbox.withLock { $0.requests.stop() }
@@ -125,14 +132,18 @@ final class NativeHTTP2Loop: Sendable {
             // the announcement before the inbox, so no entry is missed; a pass with nothing
             // announced skips the lock, which submitting tasks otherwise contend for.
             if doorbell.takeAnnouncement() {
-                let ((started, cancelled, stop), resolved) = inbox.withLock { inbox in
-                    defer { inbox.resolved = [] }
-                    return (inbox.requests.take(), inbox.resolved)
+                let ((started, cancelled, stop), resolved, cancelledGroups) = inbox.withLock { inbox in
+                    defer {
+                        inbox.resolved = []
+                        inbox.cancelledGroups = []
+                    }
+                    return (inbox.requests.take(), inbox.resolved, inbox.cancelledGroups)
                 }
                 stopping = stop
                 if !started.isEmpty { lastRequestTaken = .now }
                 for exchange in started { core.accept(exchange) }
                 for id in cancelled { core.cancel(id) }
+                for group in cancelledGroups { core.cancel(group) }
                 for (connectionID, result) in resolved { core.resolved(connectionID: connectionID, result) }
             } else if sleptLightlyUntilTimeout {
                 lastRequestTaken = .now - Self.busyWindow

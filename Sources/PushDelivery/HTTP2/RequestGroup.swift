@@ -1,0 +1,61 @@
+import Synchronization
+
+/// Requests, and the tasks that follow them up, cancelled together: a batch's pushes when
+/// the job they belong to is cancelled (the worker is stopping).
+///
+/// A request sent with `HTTP2Client.submit` has no task of its own whose cancellation could
+/// abort it, so it names a group instead. Cancelling the group aborts its requests still in
+/// flight (each completes with `HTTPClientError.cancelled`), refuses the ones submitted
+/// afterwards the same way, and cancels the tasks it adopted.
+public final class RequestGroup: Sendable {
+    private struct State {
+        var cancelled = false
+        /// What each client that carries requests of this group does to abort them, by client.
+        var cancellers: [ObjectIdentifier: @Sendable (RequestGroup) -> Void] = [:]
+        var tasks: [Task<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    /// Read without the lock by the HTTP/2 loop as it takes a request; set under the lock
+    /// before any canceller runs, so a request the loop takes after a cancellation is refused.
+    private let cancelledFlag = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+
+    /// Cancels the group's requests and tasks, now and to come. Idempotent.
+    public func cancel() {
+        let (cancellers, tasks) = state.withLock { state -> ([@Sendable (RequestGroup) -> Void], [Task<Void, Never>]) in
+            guard !state.cancelled else { return ([], []) }
+            state.cancelled = true
+            cancelledFlag.store(true, ordering: .releasing)
+            defer { state.tasks = [] }
+            return (Array(state.cancellers.values), state.tasks)
+        }
+        for cancel in cancellers { cancel(self) }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Cancels `task` with the group (at once if the group is already cancelled).
+    public func adopt(_ task: Task<Void, Never>) {
+        let cancelNow = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            state.tasks.append(task)
+            return false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Registers, once per `client`, how that client aborts the group's requests; run at
+    /// once if the group is already cancelled.
+    func whenCancelled(by client: AnyObject, _ cancel: @escaping @Sendable (RequestGroup) -> Void) {
+        let key = ObjectIdentifier(client)
+        let cancelNow = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            if state.cancellers[key] == nil { state.cancellers[key] = cancel }
+            return false
+        }
+        if cancelNow { cancel(self) }
+    }
+}
