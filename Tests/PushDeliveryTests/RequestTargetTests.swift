@@ -88,4 +88,27 @@ struct RequestTargetTests {
         #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "authorization", "apns-topic", "content-length"])
         #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "bearer x", "com.example.app", "2"])
     }
+
+    @Test("a shared block: its fields sent with the request's own, lower-cased, forbidden ones dropped, its content-length kept")
+    func sharedHeaderBlock() throws {
+        let shared = HeaderBlock(
+            [("Authorization", "bearer x"), ("Transfer-Encoding", "chunked"), ("APNs-Topic", "com.example.app"), ("Content-Length", "2")],
+            uniqueHeaderNames: ["apns-topic"])
+        let request = HTTPRequest(
+            method: .post, url: "https://127.0.0.1:8443/3/device/ab", sharedHeaders: shared, headers: [("apns-id", "id-1")],
+            body: Array("{}".utf8), uniqueHeaderNames: [":path", "apns-id"])
+        let exchange = Exchange(id: 1, request: request, target: try RequestTarget(url: request.url), now: .now)
+        let fields = RequestHeaders.withNameValues(for: exchange) { block in
+            block.map { field in
+                (String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
+                 String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self),
+                 field.flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
+            }
+        }
+        #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "apns-id", "authorization", "apns-topic", "content-length"])
+        #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "id-1", "bearer x", "com.example.app", "2"])
+        #expect(fields.filter(\.2).map(\.0) == [":path", "apns-id", "apns-topic"])
+        // libcurl's engine gets the headers as they were given.
+        #expect(shared.headers.map(\.name) == ["Authorization", "Transfer-Encoding", "APNs-Topic", "Content-Length"])
+    }
 }

@@ -38,6 +38,7 @@ public final class APNsClient: Service {
     let http: HTTP2Client
     let tokens: APNsTokenProvider
     let firstRequest = FirstSuccessGate()
+    let headerBlocks = APNsHeaderBlocks()
     private let logger: Logger
 
     public init(
@@ -109,8 +110,8 @@ public final class APNsClient: Service {
 
     func request(_ notification: APNsNotification, url: String, bearer: BearerToken) -> HTTPRequest {
         HTTPRequest(
-            url: url, headers: notification.headers(authorization: bearer.authorization), body: notification.payload,
-            timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames,
+            url: url, sharedHeaders: headerBlocks.block(for: notification, bearer: bearer), headers: notification.ownHeaders,
+            body: notification.payload, timeout: configuration.requestTimeout, uniqueHeaderNames: APNsNotification.uniqueHeaderNames,
             responseHeaderNames: APNsResponseClassifier.headerNames)
     }
 

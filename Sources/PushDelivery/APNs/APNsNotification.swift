@@ -105,20 +105,42 @@ public struct APNsNotification: Sendable {
     /// The headers whose values are new on every push: the device path and our apns-id.
     static let uniqueHeaderNames = [":path", "apns-id"]
 
-    /// The request headers, in APNs's names.
+    /// The request headers, in APNs's names: those it shares with the pushes of the same
+    /// `SharedHeadersKey`, then its own.
     /// `authorization` is the header's whole value (`BearerToken.authorization`).
     func headers(authorization: String) -> [(name: String, value: String)] {
+        sharedHeaders(authorization: authorization) + ownHeaders
+    }
+
+    /// The headers every push with the same provider token and `SharedHeadersKey` sends.
+    func sharedHeaders(authorization: String) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = [
             ("authorization", authorization),
             ("apns-push-type", pushType.rawValue),
             ("apns-topic", topic),
             ("apns-priority", String(priority.rawValue)),
-            ("apns-id", APNsIdentifier.lowercaseString(apnsID)),
             ("content-type", "application/json"),
         ]
         if let expiration { headers.append(("apns-expiration", String(expiration))) }
         if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
         return headers
+    }
+
+    /// The headers of this push alone: our apns-id.
+    var ownHeaders: [(name: String, value: String)] { [("apns-id", APNsIdentifier.lowercaseString(apnsID))] }
+
+    /// What decides `sharedHeaders`, besides the provider token: the same for every device
+    /// of a job (of one platform and environment).
+    struct SharedHeadersKey: Equatable, Sendable {
+        let bundleID: String
+        let pushType: APNsPushType
+        let priority: Priority
+        let expiration: Int64?
+        let collapseID: String?
+    }
+
+    var sharedHeadersKey: SharedHeadersKey {
+        SharedHeadersKey(bundleID: bundleID, pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID)
     }
 }
 

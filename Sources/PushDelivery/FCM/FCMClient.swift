@@ -1,5 +1,6 @@
 import Foundation
 import PushRuntime
+import Synchronization
 
 /// Sends data messages through FCM HTTP v1 for one Firebase project.
 public final class FCMClient: Service {
@@ -26,6 +27,7 @@ public final class FCMClient: Service {
     private let http: HTTP2Client
     private let tokens: FCMAccessTokenProvider
     private let sendURL: String
+    private let latestHeaderBlock = Mutex<(authorization: String, block: HeaderBlock)?>(nil)
 
     public init(
         configuration: Configuration, logger: Logger = Logger(label: "fcm"), now: @escaping @Sendable () -> Date = Date.init
@@ -96,9 +98,16 @@ public final class FCMClient: Service {
 
     private func request(body: [UInt8], bearer: BearerToken) -> HTTPRequest {
         HTTPRequest(
-            url: sendURL,
-            headers: [("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")],
-            body: body, timeout: configuration.requestTimeout, responseHeaderNames: FCMResponseClassifier.headerNames)
+            url: sendURL, sharedHeaders: headerBlock(for: bearer), body: body, timeout: configuration.requestTimeout,
+            responseHeaderNames: FCMResponseClassifier.headerNames)
+    }
+
+    /// Every message's headers, encoded once per access token (see `HeaderBlock`).
+    private func headerBlock(for bearer: BearerToken) -> HeaderBlock {
+        if let (authorization, block) = latestHeaderBlock.withLock({ $0 }), authorization == bearer.authorization { return block }
+        let block = HeaderBlock([("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")])
+        latestHeaderBlock.withLock { $0 = (bearer.authorization, block) }
+        return block
     }
 
     private nonisolated(nonsending) func attempt(body: [UInt8], bearer: BearerToken) async -> Attempt {

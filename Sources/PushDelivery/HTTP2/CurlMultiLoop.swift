@@ -193,7 +193,7 @@ final class CurlMultiLoop: Sendable {
         }
         // No "Expect: 100-continue" round trip on HTTP/1.1 (the admin endpoints).
         var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Expect:")
-        for header in request.headers {
+        for header in (request.sharedHeaders?.headers ?? []) + request.headers {
             headers = curl_slist_append(headers, "\(header.name): \(header.value)")
         }
         transfer.headerList = headers

@@ -11,6 +11,8 @@ public struct HTTPRequest: Sendable {
     public var url: String
     /// Header names and values; names are sent as given (HTTP/2 lower-cases them).
     public var headers: [(name: String, value: String)]
+    /// Headers shared with other requests, encoded once; sent along with `headers`.
+    public var sharedHeaders: HeaderBlock?
     public var body: [UInt8]
     /// The whole exchange must finish within this time, connection set-up included.
     public var timeout: Duration
@@ -26,11 +28,12 @@ public struct HTTPRequest: Sendable {
     public var responseHeaderNames: [String]?
 
     public init(
-        method: Method = .post, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-        timeout: Duration = .seconds(30), uniqueHeaderNames: [String] = [], responseHeaderNames: [String]? = nil
+        method: Method = .post, url: String, sharedHeaders: HeaderBlock? = nil, headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [], timeout: Duration = .seconds(30), uniqueHeaderNames: [String] = [], responseHeaderNames: [String]? = nil
     ) {
         self.method = method
         self.url = url
+        self.sharedHeaders = sharedHeaders
         self.headers = headers
         self.body = body
         self.timeout = timeout

@@ -12,14 +12,15 @@ enum RequestHeaders {
         let request = exchange.request
         var capacity = 96 + exchange.target.authority.utf8.count + exchange.target.path.utf8.count
         for header in request.headers { capacity += header.name.utf8.count + header.value.utf8.count }
+        let shared = request.sharedHeaders
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
-            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: request.headers.count + 5) { fields in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: request.headers.count + (shared?.fields.count ?? 0) + 5) { fields in
                 var block = Block(storage: storage, fields: fields, unique: request.uniqueHeaderNames)
                 block.add(":method", request.method.rawValue, lowercasing: false)
                 block.add(":scheme", "https", lowercasing: false)
                 block.add(":authority", exchange.target.authority, lowercasing: false)
                 block.add(":path", exchange.target.path, lowercasing: false)
-                var hasLength = false
+                var hasLength = shared?.hasContentLength ?? false
                 for header in request.headers {
                     guard let name = block.add(header.name, header.value, lowercasing: true) else { continue }
                     if name == .contentLength { hasLength = true }
@@ -27,7 +28,13 @@ enum RequestHeaders {
                 if request.method == .post, !hasLength {
                     block.add("content-length", String(request.body.count), lowercasing: false)
                 }
-                return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount]))
+                guard let shared else { return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount])) }
+                // The shared fields point into the block itself, alive as long as the
+                // request; nghttp2 copies every field before `nghttp2_submit_request` returns.
+                return shared.bytes.withUnsafeBufferPointer { bytes in
+                    block.add(shared.fields, in: bytes)
+                    return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount]))
+                }
             }
         }
     }
@@ -45,6 +52,20 @@ enum RequestHeaders {
         let unique: [String]
         var used = 0
         var fieldCount = 0
+
+        /// Appends a shared block's fields, pointing into its bytes (already lower-cased
+        /// and checked, see `HeaderBlock`).
+        mutating func add(_ shared: [HeaderBlock.Field], in bytes: UnsafeBufferPointer<UInt8>) {
+            guard let base = bytes.baseAddress else { return }
+            let start = UnsafeMutablePointer(mutating: base)
+            for field in shared {
+                fields[fieldCount] = nghttp2_nv(
+                    name: start + field.nameStart, value: start + field.valueStart, namelen: field.nameLength,
+                    valuelen: field.valueLength,
+                    flags: UInt8(field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+                fieldCount += 1
+            }
+        }
 
         /// Appends one field; nil (and nothing appended) for a name HTTP/2 forbids.
         @discardableResult

@@ -1,0 +1,34 @@
+import Synchronization
+
+/// The shared header blocks of the latest kinds of push (`APNsNotification.SharedHeadersKey`
+/// and provider token), so the devices of a job share one, encoded once.
+///
+/// A handful of entries: a worker delivers a few jobs at a time, each of one kind per
+/// environment, and the provider token changes every 50 minutes. Looking one up compares a
+/// few fields, under a lock held for that long.
+final class APNsHeaderBlocks: Sendable {
+    private struct Entry {
+        let key: APNsNotification.SharedHeadersKey
+        let authorization: String
+        let block: HeaderBlock
+    }
+
+    static let kept = 16
+    private let entries = Mutex<[Entry]>([])
+
+    func block(for notification: APNsNotification, bearer: BearerToken) -> HeaderBlock {
+        let key = notification.sharedHeadersKey
+        let authorization = bearer.authorization
+        if let found = entries.withLock({ entries in
+            entries.last { $0.key == key && $0.authorization == authorization }?.block
+        }) {
+            return found
+        }
+        let block = HeaderBlock(notification.sharedHeaders(authorization: authorization))
+        entries.withLock { entries in
+            if entries.count == Self.kept { entries.removeFirst() }
+            entries.append(Entry(key: key, authorization: authorization, block: block))
+        }
+        return block
+    }
+}
