@@ -8,7 +8,7 @@ import Testing
 /// against the shipped emulator: every completion called exactly once, the cases needing a
 /// second exchange still settled as `send` settles them, and a cancelled group aborting
 /// what it still has in flight.
-@Suite("Submitted pushes", .serialized)
+@Suite("Submitted pushes", .serialized, .timeLimit(.minutes(2)))
 struct SubmitTests {
     /// The outcomes of submitted pushes as they complete, and how many completions came.
     final class Completions: Sendable {
@@ -79,6 +79,9 @@ struct SubmitTests {
         let emulator = try EmulatorProcess.start(arguments: ["--slow-delay", "60"])
         var configuration = emulator.apnsConfiguration()
         configuration.requestTimeout = .seconds(120)
+        // Fewer permits than pushes: the 20 answered must each have returned theirs for the
+        // slow ones to be submitted at all.
+        configuration.http.maximumInFlight = 12
         let client = try APNsClient(configuration: configuration)
         client.start()
         #expect(await client.send(notification(EmulatorDeliveryTests.hexToken())).label == "delivered")

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// The loop thread runs while the client runs as a `Service` (or after `start()`, for use
 /// outside a service group); requests sent before wait for it.
-public final class HTTP2Client: Service {
+public final class HTTP2Client: Service, RequestCanceller {
     public let name = "http2"
 
     /// Which library carries the requests.
@@ -163,14 +163,16 @@ public final class HTTP2Client: Service {
             completion(.failure(error))
             return
         }
-        exchange.completion = .call { [inFlight] result in
-            inFlight.release()
-            completion(result)
-        }
-        group.whenCancelled(by: self) { group in loop.cancel(group) }
+        exchange.completion = .call(completion)
+        exchange.permit = inFlight
+        group.enlist(self)
         if !loop.submit(exchange) {
             exchange.complete(.failure(.shutDown))
         }
+    }
+
+    func cancelRequests(of group: RequestGroup) {
+        if case .native(let native) = loop { native.cancel(group) }
     }
 
     /// The request's parsed target, reusing a recent origin's authority.

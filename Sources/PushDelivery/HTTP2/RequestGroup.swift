@@ -10,8 +10,8 @@ import Synchronization
 public final class RequestGroup: Sendable {
     private struct State {
         var cancelled = false
-        /// What each client that carries requests of this group does to abort them, by client.
-        var cancellers: [ObjectIdentifier: @Sendable (RequestGroup) -> Void] = [:]
+        /// The clients that carry requests of this group, each to be told to abort them.
+        var cancellers: [ObjectIdentifier: any RequestCanceller] = [:]
         var tasks: [Task<Void, Never>] = []
     }
 
@@ -26,14 +26,14 @@ public final class RequestGroup: Sendable {
 
     /// Cancels the group's requests and tasks, now and to come. Idempotent.
     public func cancel() {
-        let (cancellers, tasks) = state.withLock { state -> ([@Sendable (RequestGroup) -> Void], [Task<Void, Never>]) in
+        let (cancellers, tasks) = state.withLock { state -> ([any RequestCanceller], [Task<Void, Never>]) in
             guard !state.cancelled else { return ([], []) }
             state.cancelled = true
             cancelledFlag.store(true, ordering: .releasing)
             defer { state.tasks = [] }
             return (Array(state.cancellers.values), state.tasks)
         }
-        for cancel in cancellers { cancel(self) }
+        for canceller in cancellers { canceller.cancelRequests(of: self) }
         for task in tasks { task.cancel() }
     }
 
@@ -47,15 +47,21 @@ public final class RequestGroup: Sendable {
         if cancelNow { task.cancel() }
     }
 
-    /// Registers, once per `client`, how that client aborts the group's requests; run at
-    /// once if the group is already cancelled.
-    func whenCancelled(by client: AnyObject, _ cancel: @escaping @Sendable (RequestGroup) -> Void) {
+    /// Registers `client` (once; later calls are a look-up) to abort the group's requests
+    /// when the group is cancelled; told at once if it already is.
+    func enlist(_ client: any RequestCanceller) {
         let key = ObjectIdentifier(client)
         let cancelNow = state.withLock { state -> Bool in
             if state.cancelled { return true }
-            if state.cancellers[key] == nil { state.cancellers[key] = cancel }
+            if state.cancellers[key] == nil { state.cancellers[key] = client }
             return false
         }
-        if cancelNow { cancel(self) }
+        if cancelNow { client.cancelRequests(of: self) }
     }
+}
+
+/// A client that aborts a cancelled group's requests (`HTTP2Client`). A protocol rather
+/// than a closure, so enlisting for every request allocates nothing.
+protocol RequestCanceller: AnyObject, Sendable {
+    func cancelRequests(of group: RequestGroup)
 }

@@ -1,3 +1,5 @@
+import PushRuntime
+
 /// One request on the native HTTP/2 engine: what was asked, and the response as it arrives.
 ///
 /// `@unchecked Sendable` is safe because ownership moves exactly once: the sender builds
@@ -32,6 +34,9 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     /// Cancelled together with the other requests of its group (`HTTP2Client.submit`).
     let group: RequestGroup?
     var completion: Completion?
+    /// The sender's in-flight permit, returned when the exchange completes (a submitted
+    /// request has no awaiting task to return it).
+    var permit: AsyncSemaphore?
 
     // Loop thread only.
     /// The stream carrying it and its connection, once submitted; 0 while waiting.
@@ -58,6 +63,10 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     func complete(_ result: Result) {
         let completion = self.completion
         self.completion = nil
+        if completion != nil, let permit {
+            self.permit = nil
+            permit.release()
+        }
         switch completion {
         case .resume(let continuation): continuation.resume(returning: result)
         case .call(let callback): callback(result)
