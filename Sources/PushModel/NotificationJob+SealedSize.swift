@@ -47,10 +47,24 @@ extension NotificationJob {
     /// An envelope exactly as long as the real one for an RSA-2048 key without `kid`, with
     /// the same characters to escape (its quotes): the payload builders measure it as they
     /// would measure the real one.
-    static func standInEnvelope(plaintextBytes: Int) -> String {
-        func base64(_ bytes: Int) -> String { String(repeating: "A", count: (bytes + 2) / 3 * 4) }
-        return "{\"encrypted_key\":\"" + base64(smallestWrappedKeyBytes) + "\",\"cipher_text\":\"" + base64(plaintextBytes)
-            + "\",\"nonce\":\"" + base64(envelopeNonceBytes) + "\",\"tag\":\"" + base64(envelopeTagBytes) + "\"}"
+    ///
+    /// Built as bytes: `String(repeating:count:)` appended its character one at a time, for
+    /// about 2,000 characters of every job the worker took in.
+    public static func standInEnvelope(plaintextBytes: Int) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(96 + (smallestWrappedKeyBytes + plaintextBytes) * 4 / 3)
+        func append(_ literal: StaticString) { literal.withUTF8Buffer { text.append(contentsOf: $0) } }
+        func base64(_ bytes: Int) { text.append(contentsOf: repeatElement(UInt8(ascii: "A"), count: (bytes + 2) / 3 * 4)) }
+        append("{\"encrypted_key\":\"")
+        base64(smallestWrappedKeyBytes)
+        append("\",\"cipher_text\":\"")
+        base64(plaintextBytes)
+        append("\",\"nonce\":\"")
+        base64(envelopeNonceBytes)
+        append("\",\"tag\":\"")
+        base64(envelopeTagBytes)
+        append("\"}")
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// As long as the worker's notification tag (`CollapseIdentifier`): the explicit

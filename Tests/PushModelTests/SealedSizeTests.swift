@@ -70,16 +70,9 @@ struct SealedSizeTests {
             // Measured through the template: the same payload size for both.
             let template = APNsPayloadTemplate(job: job)
             let realSize = try template.payload(encryptedData: real).count
-            let standInSize = try template.payload(encryptedData: Self.standIn(length)).count
+            let standInSize = try template.payload(encryptedData: NotificationJob.standInEnvelope(plaintextBytes: length)).count
             #expect(realSize == standInSize, "plaintext of \(length) bytes")
         }
-    }
-
-    /// The same stand-in the check builds (kept in step by `standInLength`).
-    static func standIn(_ plaintextBytes: Int) -> String {
-        func base64(_ bytes: Int) -> String { String(repeating: "A", count: (bytes + 2) / 3 * 4) }
-        return "{\"encrypted_key\":\"" + base64(256) + "\",\"cipher_text\":\"" + base64(plaintextBytes)
-            + "\",\"nonce\":\"" + base64(12) + "\",\"tag\":\"" + base64(16) + "\"}"
     }
 
     @Test("a job for both platforms is accepted while one of them can still take it")

@@ -9,8 +9,10 @@ import Synchronization
 /// admin endpoints. Requests are multiplexed as streams on reused connections, at most
 /// `maximumStreamsPerConnection` per connection and never more than the server's SETTINGS
 /// allow. `send` is an ordinary async call: a
-/// request goes in, its response comes back to the awaiting task. At most
-/// `maximumInFlight` requests are in flight; more callers wait (back-pressure).
+/// request goes in, its response comes back to the awaiting task; `submit` hands a request
+/// over with a completion instead, for senders of many (no task or continuation per
+/// request; see `RequestGroup` for cancelling them). At most `maximumInFlight` requests are
+/// in flight; more callers wait (back-pressure).
 ///
 /// The loop thread runs while the client runs as a `Service` (or after `start()`, for use
 /// outside a service group); requests sent before wait for it.
