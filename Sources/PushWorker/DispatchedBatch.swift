@@ -34,6 +34,9 @@ final class DispatchedBatch: Sendable {
         return index < devices.count ? devices[index] : nil
     }
 
+    /// Whether a device is left to take (a hint: another task may take it first).
+    var hasDevicesLeft: Bool { nextIndex.load(ordering: .relaxed) < devices.count }
+
     /// One taken device's result.
     func report(_ result: DeviceResult) {
         let finished = state.withLock { state -> (UnsafeContinuation<[DeviceResult], Never>, [DeviceResult])? in

@@ -30,9 +30,12 @@ extension JobProcessor {
     }
 
     /// One sealing task: takes devices until none is left, each under a delivery permit
-    /// (the bound on pushes in flight) that its report returns.
+    /// (the bound on pushes in flight) that its report returns. It checks for a device left
+    /// before waiting for a permit: otherwise, once the last one is taken, the other sealing
+    /// tasks would queue behind every other job's waiters for permits they hand straight back,
+    /// and hold the batch's end until some other job's pushes answer.
     private nonisolated(nonsending) func sealAndSubmit(from batch: DispatchedBatch, lane: NotificationJob.Lane, context: JobContext) async {
-        while !Task.isCancelled {
+        while !Task.isCancelled, batch.hasDevicesLeft {
             if lane == .bulk {
                 do { try await bulkDeliveryPermits.acquire() } catch { return }
             }

@@ -138,9 +138,10 @@ public final class HTTP2Client: Service, RequestCanceller {
     /// For senders of many requests at once (a worker's pushes): on the nghttp2 engine the
     /// request needs no task and no continuation of its own, and `completion` runs on the
     /// loop thread as the response arrives, so it must be short and never block: classify,
-    /// record, hand anything slow to a task. (libcurl's engine runs the request in a task
-    /// adopted by `group`, and calls `completion` from it.) This call itself waits only for
-    /// an in-flight permit, the same back-pressure as `send`'s.
+    /// record, hand anything slow to a task. This call itself waits only for an in-flight
+    /// permit, the same back-pressure as `send`'s. (libcurl's engine runs the request in a
+    /// task adopted by `group`, which waits for the permit and calls `completion`; this call
+    /// then returns at once, and the caller's own limit is the only bound.)
     public nonisolated(nonsending) func submit(
         _ request: HTTPRequest, group: RequestGroup, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void
     ) async {
