@@ -40,8 +40,8 @@ enum APNsBenchmark {
             url: deviceURL, jwt: jwt, bundle: bundle, payload: payload, requests: requests, connections: connections)
 
         // Our HTTP/2 engine alone, with h2load's request (same headers and path), awaited from
-        // a task per push as the worker does: what the engine and the task cost, without the
-        // APNs layer (URL, header strings, first-success gate, classifying).
+        // a task per push: what the engine and a task cost, without the APNs layer (URL,
+        // header strings, first-success gate, classifying).
         let engine = try await engineAlone(
             url: deviceURL, jwt: jwt, bundle: bundle, payload: payload, caFile: caFile,
             requests: requests, concurrency: concurrency, connections: connections)
@@ -96,37 +96,45 @@ enum APNsBenchmark {
         var cpuMicrosecondsPerRequest: Double
     }
 
-    /// Runs `send` `requests` times, `concurrency` at once, a task per request (as the worker
-    /// sends: a task per device); true from `send` means delivered.
-    static func drive(requests: Int, concurrency: Int, _ send: @escaping @Sendable () async -> Bool) async -> Measured {
+    /// Times `run`, which makes `requests` requests and returns their latencies and failures,
+    /// with this process's CPU over it.
+    static func measure(requests: Int, _ run: () async -> (latencies: [Double], failures: Int)) async -> Measured {
         let cpuBefore = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? 0
         let started = ContinuousClock.now
-        let (latencies, failures) = await withTaskGroup(of: (Double, Bool).self) { group in
-            var latencies: [Double] = []
-            var failures = 0
-            latencies.reserveCapacity(requests)
-            var launched = 0
-            func launch() {
-                launched += 1
-                group.addTask {
-                    let begin = ContinuousClock.now
-                    let delivered = await send()
-                    return (seconds(ContinuousClock.now - begin), delivered)
-                }
-            }
-            while launched < min(concurrency, requests) { launch() }
-            for await (latency, delivered) in group {
-                latencies.append(latency)
-                if !delivered { failures += 1 }
-                if launched < requests { launch() }
-            }
-            return (latencies, failures)
-        }
+        let (latencies, failures) = await run()
         let elapsed = seconds(ContinuousClock.now - started)
         let cpuAfter = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? cpuBefore
         return Measured(
             latencies: latencies, failures: failures, seconds: elapsed,
             cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) * 1e6 / Double(max(1, requests)))
+    }
+
+    /// Runs `send` `requests` times, `concurrency` at once, a task per request (as `send`'s
+    /// callers other than the worker's batches do); true from `send` means delivered.
+    static func drive(requests: Int, concurrency: Int, _ send: @escaping @Sendable () async -> Bool) async -> Measured {
+        await measure(requests: requests) {
+            await withTaskGroup(of: (Double, Bool).self) { group in
+                var latencies: [Double] = []
+                var failures = 0
+                latencies.reserveCapacity(requests)
+                var launched = 0
+                func launch() {
+                    launched += 1
+                    group.addTask {
+                        let begin = ContinuousClock.now
+                        let delivered = await send()
+                        return (seconds(ContinuousClock.now - begin), delivered)
+                    }
+                }
+                while launched < min(concurrency, requests) { launch() }
+                for await (latency, delivered) in group {
+                    latencies.append(latency)
+                    if !delivered { failures += 1 }
+                    if launched < requests { launch() }
+                }
+                return (latencies, failures)
+            }
+        }
     }
 
     /// Submits `requests` pushes, `concurrency` in flight at once, from one task, without a
@@ -138,28 +146,23 @@ enum APNsBenchmark {
         let slots = AsyncSemaphore(permits: max(1, concurrency))
         let results = Mutex<(latencies: [Double], failures: Int)>(([], 0))
         results.withLock { $0.latencies.reserveCapacity(requests) }
-        let cpuBefore = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? 0
-        let started = ContinuousClock.now
-        for _ in 0..<requests {
-            try? await slots.acquire()
-            let begin = ContinuousClock.now
-            await submit { delivered in
-                let latency = seconds(ContinuousClock.now - begin)
-                results.withLock {
-                    $0.latencies.append(latency)
-                    if !delivered { $0.failures += 1 }
+        return await measure(requests: requests) {
+            for _ in 0..<requests {
+                try? await slots.acquire()
+                let begin = ContinuousClock.now
+                await submit { delivered in
+                    let latency = seconds(ContinuousClock.now - begin)
+                    results.withLock {
+                        $0.latencies.append(latency)
+                        if !delivered { $0.failures += 1 }
+                    }
+                    slots.release()
                 }
-                slots.release()
             }
+            // Every slot back: every push answered.
+            for _ in 0..<max(1, concurrency) { try? await slots.acquire() }
+            return results.withLock { ($0.latencies, $0.failures) }
         }
-        // Every slot back: every push answered.
-        for _ in 0..<max(1, concurrency) { try? await slots.acquire() }
-        let elapsed = seconds(ContinuousClock.now - started)
-        let cpuAfter = WorkerUsage.read(pid: getpid())?.cpuSeconds ?? cpuBefore
-        let (latencies, failures) = results.withLock { ($0.latencies, $0.failures) }
-        return Measured(
-            latencies: latencies, failures: failures, seconds: elapsed,
-            cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) * 1e6 / Double(max(1, requests)))
     }
 
     /// `HTTP2Client` on its own, sending h2load's request: one request alone first (APNs

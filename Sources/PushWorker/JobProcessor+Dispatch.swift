@@ -36,23 +36,15 @@ extension JobProcessor {
     /// and hold the batch's end until some other job's pushes answer.
     private nonisolated(nonsending) func sealAndSubmit(from batch: DispatchedBatch, lane: NotificationJob.Lane, context: JobContext) async {
         while !Task.isCancelled, batch.hasDevicesLeft {
-            if lane == .bulk {
-                do { try await bulkDeliveryPermits.acquire() } catch { return }
-            }
-            do { try await deliveryPermits.acquire() } catch {
-                if lane == .bulk { bulkDeliveryPermits.release() }
-                return
-            }
+            guard await takeDeliveryPermit(lane: lane) else { return }
             guard let device = batch.take() else {
-                deliveryPermits.release()
-                if lane == .bulk { bulkDeliveryPermits.release() }
+                returnDeliveryPermit(lane: lane)
                 return
             }
             metrics.deliveriesInFlight.add(1)
             await submit(to: device, context: context, group: batch.requests) { [self] outcome in
                 metrics.deliveriesInFlight.add(-1)
-                deliveryPermits.release()
-                if lane == .bulk { bulkDeliveryPermits.release() }
+                returnDeliveryPermit(lane: lane)
                 batch.report(DeviceResult(device: device, outcome: outcome))
             }
         }

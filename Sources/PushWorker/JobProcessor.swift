@@ -43,9 +43,9 @@ final class JobProcessor: Sendable {
     let router: DeliveryRouter
     let keys: PublicKeyCache
     private let encryptionPermits: AsyncSemaphore
-    let deliveryPermits: AsyncSemaphore
+    private let deliveryPermits: AsyncSemaphore
     /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
-    let bulkDeliveryPermits: AsyncSemaphore
+    private let bulkDeliveryPermits: AsyncSemaphore
     let limits: Limits
     let metrics: WorkerMetrics
 
@@ -106,19 +106,12 @@ final class JobProcessor: Sendable {
             for device in devices {
                 // Bounds the tasks alive at once, not only the requests: a 10,000-device job
                 // does not create 10,000 suspended tasks holding payloads.
-                if lane == .bulk {
-                    do { try await bulkDeliveryPermits.acquire() } catch { break }
-                }
-                do { try await deliveryPermits.acquire() } catch {
-                    if lane == .bulk { bulkDeliveryPermits.release() }
-                    break
-                }
+                guard await takeDeliveryPermit(lane: lane) else { break }
                 metrics.deliveriesInFlight.add(1)
                 group.addTask { [self] in
                     defer {
                         metrics.deliveriesInFlight.add(-1)
-                        deliveryPermits.release()
-                        if lane == .bulk { bulkDeliveryPermits.release() }
+                        returnDeliveryPermit(lane: lane)
                     }
                     let result = DeviceResult(device: device, outcome: await deliver(device))
                     results.add(result)
@@ -126,6 +119,25 @@ final class JobProcessor: Sendable {
             }
         }
         return results.all
+    }
+
+    /// Waits for room for one more push of `lane` (a bulk push takes a bulk permit first, so
+    /// bulk never holds more than its share); false if the task was cancelled meanwhile.
+    nonisolated(nonsending) func takeDeliveryPermit(lane: NotificationJob.Lane) async -> Bool {
+        if lane == .bulk {
+            do { try await bulkDeliveryPermits.acquire() } catch { return false }
+        }
+        do { try await deliveryPermits.acquire() } catch {
+            if lane == .bulk { bulkDeliveryPermits.release() }
+            return false
+        }
+        return true
+    }
+
+    /// Gives back what `takeDeliveryPermit(lane:)` took.
+    func returnDeliveryPermit(lane: NotificationJob.Lane) {
+        deliveryPermits.release()
+        if lane == .bulk { bulkDeliveryPermits.release() }
     }
 
     /// The results of a batch's device tasks, appended as each ends.

@@ -76,13 +76,7 @@ struct RequestTargetTests {
                       ("Expect", "100-continue"), ("Host", "elsewhere")],
             body: Array("{}".utf8), uniqueHeaderNames: [":path", "apns-topic"])
         let exchange = Exchange(id: 1, request: request, target: try RequestTarget(url: request.url), now: .now)
-        let fields = RequestHeaders.withNameValues(for: exchange) { block in
-            block.map { field in
-                (String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
-                 String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self),
-                 field.flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
-            }
-        }
+        let fields = Self.fields(of: exchange)
         // Values new on every request stay out of the HPACK table; the rest may enter it.
         #expect(fields.filter(\.2).map(\.0) == [":path", "apns-topic"])
         #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "authorization", "apns-topic", "content-length"])
@@ -98,17 +92,23 @@ struct RequestTargetTests {
             method: .post, url: "https://127.0.0.1:8443/3/device/ab", sharedHeaders: shared, headers: [("apns-id", "id-1")],
             body: Array("{}".utf8), uniqueHeaderNames: [":path", "apns-id"])
         let exchange = Exchange(id: 1, request: request, target: try RequestTarget(url: request.url), now: .now)
-        let fields = RequestHeaders.withNameValues(for: exchange) { block in
+        let fields = Self.fields(of: exchange)
+        #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "apns-id", "authorization", "apns-topic", "content-length"])
+        #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "id-1", "bearer x", "com.example.app", "2"])
+        #expect(fields.filter(\.2).map(\.0) == [":path", "apns-id", "apns-topic"])
+        // libcurl's engine gets the headers as they were given.
+        #expect(shared.headers.map(\.name) == ["Authorization", "Transfer-Encoding", "APNs-Topic", "Content-Length"])
+    }
+
+    /// The header block nghttp2 gets for `exchange`: each field's name, value and whether it
+    /// stays out of the HPACK table.
+    static func fields(of exchange: Exchange) -> [(String, String, Bool)] {
+        RequestHeaders.withNameValues(for: exchange) { block in
             block.map { field in
                 (String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
                  String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self),
                  field.flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
             }
         }
-        #expect(fields.map(\.0) == [":method", ":scheme", ":authority", ":path", "apns-id", "authorization", "apns-topic", "content-length"])
-        #expect(fields.map(\.1) == ["POST", "https", "127.0.0.1:8443", "/3/device/ab", "id-1", "bearer x", "com.example.app", "2"])
-        #expect(fields.filter(\.2).map(\.0) == [":path", "apns-id", "apns-topic"])
-        // libcurl's engine gets the headers as they were given.
-        #expect(shared.headers.map(\.name) == ["Authorization", "Transfer-Encoding", "APNs-Topic", "Content-Length"])
     }
 }

@@ -105,14 +105,9 @@ public struct APNsNotification: Sendable {
     /// The headers whose values are new on every push: the device path and our apns-id.
     static let uniqueHeaderNames = [":path", "apns-id"]
 
-    /// The request headers, in APNs's names: those it shares with the pushes of the same
-    /// `SharedHeadersKey`, then its own.
+    /// The request headers, in APNs's names, that every push with the same provider token
+    /// and `SharedHeadersKey` sends; `ownHeaders` adds the rest.
     /// `authorization` is the header's whole value (`BearerToken.authorization`).
-    func headers(authorization: String) -> [(name: String, value: String)] {
-        sharedHeaders(authorization: authorization) + ownHeaders
-    }
-
-    /// The headers every push with the same provider token and `SharedHeadersKey` sends.
     func sharedHeaders(authorization: String) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = [
             ("authorization", authorization),

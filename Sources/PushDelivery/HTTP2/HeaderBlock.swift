@@ -35,13 +35,12 @@ public final class HeaderBlock: Sendable {
         for header in headers {
             let nameStart = bytes.count
             bytes.append(contentsOf: header.name.utf8)
-            let (name, count) = bytes.withUnsafeMutableBufferPointer { buffer -> (String, Int) in
+            let name = bytes.withUnsafeMutableBufferPointer { buffer -> String? in
                 let stored = UnsafeMutableBufferPointer(rebasing: buffer[nameStart...])
                 RequestHeaders.lowercaseASCII(stored)
-                return (String(decoding: stored, as: UTF8.self), stored.count)
+                return RequestHeaders.isForbidden(UnsafeBufferPointer(stored)) ? nil : String(decoding: stored, as: UTF8.self)
             }
-            let forbidden = bytes.withUnsafeBufferPointer { RequestHeaders.isForbidden(UnsafeBufferPointer(rebasing: $0[nameStart...])) }
-            guard !forbidden else {
+            guard let name else {
                 bytes.removeSubrange(nameStart...)
                 continue
             }
@@ -49,7 +48,7 @@ public final class HeaderBlock: Sendable {
             let valueStart = bytes.count
             bytes.append(contentsOf: header.value.utf8)
             fields.append(Field(
-                nameStart: nameStart, nameLength: count, valueStart: valueStart, valueLength: bytes.count - valueStart,
+                nameStart: nameStart, nameLength: valueStart - nameStart, valueStart: valueStart, valueLength: bytes.count - valueStart,
                 indexed: !uniqueHeaderNames.contains(name)))
         }
         self.bytes = bytes

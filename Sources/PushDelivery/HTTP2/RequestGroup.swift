@@ -9,15 +9,15 @@ import Synchronization
 /// afterwards the same way, and cancels the tasks it adopted.
 public final class RequestGroup: Sendable {
     private struct State {
-        var cancelled = false
         /// The clients that carry requests of this group, each to be told to abort them.
         var cancellers: [ObjectIdentifier: any RequestCanceller] = [:]
         var tasks: [Task<Void, Never>] = []
     }
 
     private let state = Mutex(State())
-    /// Read without the lock by the HTTP/2 loop as it takes a request; set under the lock
-    /// before any canceller runs, so a request the loop takes after a cancellation is refused.
+    /// Set under `state`'s lock, before any canceller runs, and read there too; the HTTP/2
+    /// loop reads it without the lock as it takes a request, so a request the loop takes
+    /// after a cancellation is refused.
     private let cancelledFlag = Atomic<Bool>(false)
 
     public init() {}
@@ -27,8 +27,7 @@ public final class RequestGroup: Sendable {
     /// Cancels the group's requests and tasks, now and to come. Idempotent.
     public func cancel() {
         let (cancellers, tasks) = state.withLock { state -> ([any RequestCanceller], [Task<Void, Never>]) in
-            guard !state.cancelled else { return ([], []) }
-            state.cancelled = true
+            guard !isCancelled else { return ([], []) }
             cancelledFlag.store(true, ordering: .releasing)
             defer { state.tasks = [] }
             return (Array(state.cancellers.values), state.tasks)
@@ -40,7 +39,7 @@ public final class RequestGroup: Sendable {
     /// Cancels `task` with the group (at once if the group is already cancelled).
     public func adopt(_ task: Task<Void, Never>) {
         let cancelNow = state.withLock { state -> Bool in
-            if state.cancelled { return true }
+            if isCancelled { return true }
             state.tasks.append(task)
             return false
         }
@@ -52,7 +51,7 @@ public final class RequestGroup: Sendable {
     func enlist(_ client: any RequestCanceller) {
         let key = ObjectIdentifier(client)
         let cancelNow = state.withLock { state -> Bool in
-            if state.cancelled { return true }
+            if isCancelled { return true }
             if state.cancellers[key] == nil { state.cancellers[key] = client }
             return false
         }
