@@ -32,7 +32,12 @@ final class H2Connection {
     /// Connecting and the TLS handshake must be done by then.
     let connectDeadline: ContinuousClock.Instant
     /// Streams in flight, by id: the one owner of their exchanges while they are sent.
-    var streams: [Int32: Exchange] = [:]
+    private(set) var streams: [Int32: Exchange] = [:]
+    /// The stream a callback last asked for, and its exchange: a response's status, headers,
+    /// body and end arrive one after another for one stream, so each callback after the first
+    /// finds it here instead of hashing into `streams` again. Cleared whenever that stream
+    /// leaves `streams` (ids are never reused on a connection).
+    private var recentStream: (id: Int32, exchange: Exchange)?
     /// Takes no new streams: the server sent GOAWAY, stream ids ran out, or the loop stops.
     var isDraining = false
     /// When a PING was sent to check a connection whose request timed out; cleared by its ACK.
@@ -256,7 +261,7 @@ final class H2Connection {
     /// Abandons a stream (timed out or cancelled): RST_STREAM(CANCEL) goes out with the
     /// next flush, and nothing more is reported for it.
     func abandon(_ exchange: Exchange) {
-        guard exchange.streamID > 0, streams.removeValue(forKey: exchange.streamID) != nil else { return }
+        guard exchange.streamID > 0, removeStream(exchange.streamID) != nil else { return }
         if let session {
             _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), exchange.streamID, NGHTTP2_CANCEL.rawValue)
         }
@@ -361,6 +366,7 @@ final class H2Connection {
     func close() -> [Exchange] {
         let remaining = Array(streams.values)
         streams.removeAll()
+        recentStream = nil
         state = .closed
         release()
         return remaining
@@ -381,8 +387,20 @@ final class H2Connection {
 
     // MARK: - From nghttp2's callbacks
 
+    private func exchange(onStream id: Int32) -> Exchange? {
+        if let recentStream, recentStream.id == id { return recentStream.exchange }
+        guard let exchange = streams[id] else { return nil }
+        recentStream = (id, exchange)
+        return exchange
+    }
+
+    private func removeStream(_ id: Int32) -> Exchange? {
+        if recentStream?.id == id { recentStream = nil }
+        return streams.removeValue(forKey: id)
+    }
+
     func received(status: Int, for streamID: Int32) {
-        guard let exchange = streams[streamID] else { return }
+        guard let exchange = exchange(onStream: streamID) else { return }
         exchange.status = status
         // A final response after an interim one (1xx) starts its headers afresh.
         exchange.responseHeaders.removeAll()
@@ -391,22 +409,20 @@ final class H2Connection {
     /// One response header, as nghttp2 hands it over (names arrive lower-cased: nghttp2
     /// rejects any other). Only the headers the request asked for become Strings.
     func received(header name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
-        guard let exchange = streams[streamID] else { return }
+        guard let exchange = exchange(onStream: streamID) else { return }
         if let wanted = exchange.request.responseHeaderNames,
            !wanted.contains(where: { RequestHeaders.equals(name, string: $0) }) {
             return
         }
-        // Room for a response's few headers at once, instead of regrowing at the 2nd and 3rd.
-        if exchange.responseHeaders.isEmpty { exchange.responseHeaders.reserveCapacity(Self.expectedResponseHeaders) }
+        // No capacity reserved up front: a push keeps one header or none (APNs's `apns-id`
+        // on success, nothing from FCM), and `reserveCapacity` on the String dictionary ran
+        // generic code, instantiating its metadata, for every response.
         exchange.responseHeaders[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
     }
 
-    /// More than APNs or FCM send with a response (APNs: `apns-id`, `apns-unique-id`).
-    private static let expectedResponseHeaders = 6
-
     /// Appends body bytes; past the response size limit the stream is reset instead.
     func received(body: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
-        guard let exchange = streams[streamID] else { return }
+        guard let exchange = exchange(onStream: streamID) else { return }
         guard exchange.responseBody.count + body.count <= Exchange.maximumResponseBytes else {
             exchange.resetReason = .transport(code: -1, message: "response larger than \(Exchange.maximumResponseBytes) bytes")
             if let session {
@@ -418,7 +434,7 @@ final class H2Connection {
     }
 
     func closed(streamID: Int32, errorCode: UInt32) {
-        guard let exchange = streams.removeValue(forKey: streamID) else { return }
+        guard let exchange = removeStream(streamID) else { return }
         if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
             delegate.connection(self, refused: exchange)
         } else if let reason = exchange.resetReason {
@@ -447,7 +463,7 @@ final class H2Connection {
 
     /// Copies the next part of a request body into nghttp2's frame buffer.
     func requestBody(for streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let exchange = streams[streamID] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        guard let exchange = exchange(onStream: streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let body = exchange.request.body
         let count = min(length, body.count - exchange.bodySent)
         if count > 0 {

@@ -29,7 +29,9 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     /// Every request not yet answered, by id (for cancellation and deadlines).
     private var outstanding: [UInt64: Exchange] = [:]
-    /// Requests waiting for a stream, per host and port, oldest first.
+    /// Requests waiting for a stream, per host and port, oldest first. A host's queue stays
+    /// while it has a connection, empty or not: dropped whenever a pass emptied it, it was
+    /// allocated and hashed in again for the next request, most passes.
     private var waiting: [String: WaitingQueue] = [:]
     private var connections: [String: [H2Connection]] = [:]
     private var connectionsByID: [Int: H2Connection] = [:]
@@ -161,18 +163,17 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 
     private func schedule(now: ContinuousClock.Instant) {
-        var emptied: [String] = []
-        for (key, queue) in waiting {
+        for (key, queue) in waiting where !queue.isEmpty {
+            // Looked up once per host, and again only after `open` added a connection: one
+            // opened for an earlier request in this pass is "opening" and must stop the next
+            // from opening yet another. (A copy never refreshed did not see it, and a burst
+            // over the spread threshold opened a connection per request: 58 at once.)
+            var hosts = connections[key] ?? []
             while let next = queue.first {
                 if next.isFinished {
                     queue.removeFirst()
                     continue
                 }
-                // Read afresh for every request: a connection opened for an earlier one in
-                // this pass is "opening" and must stop the next from opening yet another.
-                // (A copy taken once per pass did not see it, and a burst of requests over
-                // the spread threshold opened a connection per request: 58 at once.)
-                let hosts = connections[key] ?? []
                 let connection = leastBusy(hosts)
                 if connection == nil || connection.map({ $0.streams.count >= spreadThreshold }) == true {
                     // All full, or busy enough that another connection (up to the limit)
@@ -180,7 +181,10 @@ final class H2LoopCore: H2ConnectionDelegate {
                     // connection caps what one connection carries.
                     let opening = hosts.contains { $0.state != .ready && $0.state != .closed }
                     let usable = hosts.count(where: { !$0.isDraining })
-                    if !opening, usable < configuration.maximumConnectionsPerHost { open(for: next.target, now: now) }
+                    if !opening, usable < configuration.maximumConnectionsPerHost {
+                        open(for: next.target, now: now)
+                        hosts = connections[key] ?? []
+                    }
                 }
                 guard let connection else { break }
                 if connection.submit(next) {
@@ -188,9 +192,7 @@ final class H2LoopCore: H2ConnectionDelegate {
                     queue.removeFirst()
                 }
             }
-            if queue.isEmpty { emptied.append(key) }
         }
-        for key in emptied where waiting[key]?.isEmpty == true { waiting[key] = nil }
     }
 
     /// The ready connection with room and the fewest streams in flight.
@@ -294,7 +296,10 @@ final class H2LoopCore: H2ConnectionDelegate {
         let remaining = connection.close()
         connectionsByID[connection.id] = nil
         connections[connection.connectionKey]?.removeAll { $0 === connection }
-        if connections[connection.connectionKey]?.isEmpty == true { connections[connection.connectionKey] = nil }
+        if connections[connection.connectionKey]?.isEmpty == true {
+            connections[connection.connectionKey] = nil
+            if waiting[connection.connectionKey]?.isEmpty == true { waiting[connection.connectionKey] = nil }
+        }
         return remaining
     }
 
