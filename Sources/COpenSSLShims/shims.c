@@ -18,8 +18,4 @@ int pushd_gcm_set_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {
 
 int pushd_ssl_set_server_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
 
-long pushd_ssl_enable_partial_writes(SSL *ssl) {
-    return SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-}
-
 int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx) { return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION); }

@@ -103,6 +103,16 @@ public final class EmulatorProcess: Sendable {
         _ = await process.terminate(timeout: .seconds(10))
     }
 
+    /// Freezes the emulator (SIGSTOP to its process group): it reads nothing more until
+    /// `resume`, so what a client sends piles up in the socket buffers until they are full.
+    public func pause() {
+        kill(-process.pid, SIGSTOP)
+    }
+
+    public func resume() {
+        kill(-process.pid, SIGCONT)
+    }
+
     /// The APNs client configuration that trusts this emulator.
     public func apnsConfiguration(http: HTTP2Client.Configuration = .init()) -> APNsClient.Configuration {
         var http = http

@@ -27,10 +27,6 @@ int pushd_gcm_set_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length);
 /// `SSL_set_tlsext_host_name`: the server name (SNI) sent in the TLS handshake.
 int pushd_ssl_set_server_name(SSL *ssl, const char *name);
 
-/// `SSL_set_mode` with partial writes and a moving write buffer: a non-blocking writer
-/// hands over what fits and retries the rest from wherever its buffer is by then.
-long pushd_ssl_enable_partial_writes(SSL *ssl);
-
 /// `SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)`: HTTP/2 requires TLS 1.2 or later.
 int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx);
 

@@ -1,5 +1,6 @@
 import CNGHTTP2
 import COpenSSL
+import COpenSSLShims
 import Foundation
 import PushCrypto
 
@@ -16,9 +17,11 @@ protocol H2ConnectionDelegate: AnyObject {
 /// One HTTP/2 connection over TLS: a non-blocking socket, an OpenSSL session and an nghttp2
 /// client session, driven by the loop's `poll`.
 ///
-/// Only the loop thread touches it. nghttp2 works on memory (`mem_recv`/`mem_send`); this
-/// class moves bytes between it and TLS, so reading a burst of responses or writing a
-/// batch of requests costs one system call per 64 KiB rather than one per request.
+/// Only the loop thread touches it. nghttp2 works on memory (`mem_recv`/`mem_send`), and
+/// TLS writes its records to memory too (see `TLSClientContext.makeSession`); this class
+/// moves bytes between them and the socket, so reading a burst of responses or writing a
+/// batch of requests costs one system call per 64 KiB rather than one per request or
+/// per TLS record.
 final class H2Connection {
     enum State: Equatable { case resolving, connecting, handshaking, ready, closed }
 
@@ -44,17 +47,21 @@ final class H2Connection {
     var pingSentAt: ContinuousClock.Instant?
     /// Whether the server's first SETTINGS frame (its stream limit) has arrived.
     private(set) var serverSettingsReceived = false
-    /// The POLLOUT the TLS layer waits for (a full socket buffer, or a handshake step).
+    /// Ciphertext waits for a full socket to take it (POLLOUT).
     private var wantsWrite = false
 
     private var ssl: OpaquePointer?
+    /// The memory BIO the session writes its records to, owned by `ssl`.
+    private var cipher: OpaquePointer?
+    /// Where ciphertext the socket took is read out of `cipher` to, and dropped: the loop's
+    /// scratch memory, which outlives its connections.
+    private let cipherSink: UnsafeMutableBufferPointer<UInt8>
     private var session: OpaquePointer?
     private var addresses: [SocketAddress] = []
     private var nextAddress = 0
     private var lastConnectError: HTTPClientError?
-    /// Bytes from nghttp2 not yet taken by TLS.
+    /// Frames from nghttp2 for TLS to encrypt, in one go.
     private var outbound: [UInt8] = []
-    private var outboundOffset = 0
     private let maximumStreams: Int
     private let tls: TLSClientContext
     private let callbacks: H2SessionCallbacks
@@ -68,7 +75,8 @@ final class H2Connection {
 
     init(
         id: Int, target: RequestTarget, connectTimeout: Duration, maximumStreams: Int, tls: TLSClientContext,
-        callbacks: H2SessionCallbacks, delegate: any H2ConnectionDelegate, now: ContinuousClock.Instant
+        callbacks: H2SessionCallbacks, cipherSink: UnsafeMutableBufferPointer<UInt8>, delegate: any H2ConnectionDelegate,
+        now: ContinuousClock.Instant
     ) {
         self.id = id
         self.host = target.host
@@ -79,6 +87,7 @@ final class H2Connection {
         self.maximumStreams = max(1, maximumStreams)
         self.tls = tls
         self.callbacks = callbacks
+        self.cipherSink = cipherSink
         self.delegate = delegate
     }
 
@@ -109,7 +118,7 @@ final class H2Connection {
         switch state {
         case .resolving, .closed: 0
         case .connecting: Int16(POLLOUT)
-        case .handshaking: Int16(wantsWrite ? POLLOUT : POLLIN)
+        case .handshaking: Int16(wantsWrite ? POLLOUT : POLLIN)  // the handshake's records out first
         case .ready: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0)
         }
     }
@@ -170,7 +179,7 @@ final class H2Connection {
                 return connectNext()
             }
             do {
-                ssl = try tls.makeSession(descriptor: descriptor, host: host, hostIsAddress: hostIsAddress)
+                (ssl, cipher) = try tls.makeSession(descriptor: descriptor, host: host, hostIsAddress: hostIsAddress)
             } catch {
                 return error
             }
@@ -187,15 +196,15 @@ final class H2Connection {
 
     private func handshake() -> HTTPClientError? {
         guard let ssl else { return .transport(code: -1, message: "no TLS session") }
+        // The records of the last step first; the next step only once the socket took them.
+        if let error = sendCipher() { return error }
+        if wantsWrite { return nil }
         ERR_clear_error()
         let status = SSL_do_handshake(ssl)
+        if let error = sendCipher() { return error }
         if status != 1 {
             switch SSL_get_error(ssl, status) {
-            case SSL_ERROR_WANT_READ:
-                wantsWrite = false
-                return nil
-            case SSL_ERROR_WANT_WRITE:
-                wantsWrite = true
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
                 return nil
             default:
                 let verify = SSL_get_verify_result(ssl)
@@ -206,7 +215,6 @@ final class H2Connection {
                 return .connectionFailed("TLS handshake with \(host):\(port) failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }
         }
-        wantsWrite = false
         var protocolName: UnsafePointer<UInt8>?
         var protocolLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &protocolName, &protocolLength)
@@ -313,48 +321,64 @@ final class H2Connection {
         }
     }
 
-    /// Moves frames from nghttp2 to TLS until nghttp2 has nothing more or the socket is
-    /// full (then `wantsWrite`, and `poll` says when to go on).
+    /// Moves frames from nghttp2 through TLS to the socket until nghttp2 has nothing more or
+    /// the socket is full (then `wantsWrite`, and `poll` says when to go on). Up to 64 KiB
+    /// of frames are encrypted at once, into memory, and sent in one system call.
     func flush() -> HTTPClientError? {
         guard let ssl, let session, state == .ready else { return nil }
         while true {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
-                while outbound.count < Self.outboundHighWater {
-                    var data: UnsafePointer<UInt8>?
-                    let count = nghttp2_session_mem_send(session, &data)
-                    if count < 0 {
-                        return .connectionFailed("HTTP/2 error towards \(host): \(String(cString: nghttp2_strerror(Int32(count))))")
-                    }
-                    guard count > 0, let data else { break }
-                    outbound.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
+            // Nothing more from nghttp2 while the socket has not taken what TLS made.
+            if let error = sendCipher() { return error }
+            if wantsWrite { return nil }
+            outbound.removeAll(keepingCapacity: true)
+            while outbound.count < Self.outboundHighWater {
+                var data: UnsafePointer<UInt8>?
+                let count = nghttp2_session_mem_send(session, &data)
+                if count < 0 {
+                    return .connectionFailed("HTTP/2 error towards \(host): \(String(cString: nghttp2_strerror(Int32(count))))")
                 }
-                if outbound.isEmpty {
-                    wantsWrite = false
-                    return nil
-                }
+                guard count > 0, let data else { break }
+                outbound.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
             }
+            if outbound.isEmpty { return nil }
+            // Into the memory BIO, which takes everything: one call, all the records.
             ERR_clear_error()
             var written = 0
-            let status = outbound.withUnsafeBytes { bytes in
-                SSL_write_ex(ssl, bytes.baseAddress.map { $0 + outboundOffset }, outbound.count - outboundOffset, &written)
-            }
-            if status == 1 {
-                outboundOffset += written
-                continue
-            }
-            switch SSL_get_error(ssl, status) {
-            case SSL_ERROR_WANT_WRITE:
-                wantsWrite = true
-                return nil
-            case SSL_ERROR_WANT_READ:
-                return nil
-            case SSL_ERROR_SYSCALL:
-                let reason = errno == 0 ? "end of stream" : String(cString: strerror(errno))
-                return .connectionFailed("connection to \(host) lost while writing: \(reason)")
-            default:
+            let status = outbound.withUnsafeBytes { bytes in SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &written) }
+            guard status == 1, written == outbound.count else {
                 return .connectionFailed("TLS error towards \(host): \(OpenSSLErrorQueue.drain(or: "no detail"))")
+            }
+        }
+    }
+
+    /// Sends the ciphertext TLS left in `cipher`: one system call unless the socket fills
+    /// (then `wantsWrite`). What the socket took is read out of the BIO into `cipherSink`.
+    private func sendCipher() -> HTTPClientError? {
+        guard let cipher, descriptor >= 0 else { return nil }
+        while true {
+            var data: UnsafeMutablePointer<CChar>?
+            let pending = pushd_bio_get_mem_data(cipher, &data)
+            guard pending > 0, let data else {
+                wantsWrite = false
+                return nil
+            }
+            let sent = send(descriptor, data, pending, Int32(MSG_NOSIGNAL))
+            if sent < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK:
+                    wantsWrite = true
+                    return nil
+                default:
+                    return .connectionFailed("connection to \(host) lost while writing: \(String(cString: strerror(errno)))")
+                }
+            }
+            var consumed = 0
+            while consumed < sent {
+                let chunk = Int32(min(sent - consumed, cipherSink.count))
+                let read = BIO_read(cipher, cipherSink.baseAddress, chunk)
+                guard read > 0 else { return .transport(code: -1, message: "cannot drop sent bytes from the TLS buffer") }
+                consumed += Int(read)
             }
         }
     }
@@ -375,8 +399,9 @@ final class H2Connection {
     private func release() {
         if let session { nghttp2_session_del(session) }
         session = nil
-        if let ssl { SSL_free(ssl) }
+        if let ssl { SSL_free(ssl) }  // frees `cipher` too
         ssl = nil
+        cipher = nil
         closeSocket()
     }
 
