@@ -172,18 +172,12 @@ final class H2LoopCore: H2ConnectionDelegate {
             // from opening yet another. (A copy never refreshed did not see it, and a burst
             // over the spread threshold opened a connection per request: 58 at once.)
             var hosts = connections[key] ?? []
-            var chosen: H2Connection?
             while let next = queue.first {
                 if next.isFinished {
                     queue.removeFirst()
                     continue
                 }
-                // A pass's requests stay on one connection while it has room and is below the
-                // spread threshold: each connection written to is a write of its own, and on
-                // loopback in a VM each costs ~25 us (the receiver woken by an interrupt).
-                // Picked afresh by streams in flight, so connections even out across passes.
-                if chosen.map({ !$0.hasRoom || $0.streams.count >= spreadThreshold }) ?? true { chosen = leastBusy(hosts) }
-                let connection = chosen
+                let connection = leastBusy(hosts)
                 if connection == nil || connection.map({ $0.streams.count >= spreadThreshold }) == true {
                     // All full, or busy enough that another connection (up to the limit)
                     // should share the load: one server process or TLS session per
