@@ -18,4 +18,6 @@ int pushd_gcm_set_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {
 
 int pushd_ssl_set_server_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
 
+void pushd_ssl_ctx_refuse_renegotiation(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION); }
+
 int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx) { return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION); }

@@ -109,6 +109,7 @@ public final class EmulatorProcess: Sendable {
         kill(-process.pid, SIGSTOP)
     }
 
+    /// Lets a paused emulator run (and read) again.
     public func resume() {
         kill(-process.pid, SIGCONT)
     }

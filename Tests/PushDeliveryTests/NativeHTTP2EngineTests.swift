@@ -1,6 +1,7 @@
 import Foundation
-import PushDelivery
+@testable import PushDelivery
 import PushTestSupport
+import Synchronization
 import Testing
 
 /// The nghttp2 engine (the default of `HTTP2Client`) against the shipped emulator: the
@@ -78,51 +79,40 @@ struct NativeHTTP2EngineTests {
         // Without a provider token: the emulator answers 403, after reading the whole body.
         let warmUp = try await http.send(HTTPRequest(url: url, body: Array(repeating: 0x41, count: 100)))
         #expect(warmUp.status == 403)
+        let counters = try #require(http.engineCounters)
         // 15 MiB in 16 bodies, within the emulator's windows (1 MiB a stream, 16 MiB the
-        // connection), so only the socket can stop them: with nobody reading, the kernel
-        // holds a few MiB at most (4 MiB of send buffer, and the receive buffer it had).
+        // connection), so only the socket can hold them back.
         let count = 16
         let body = [UInt8](repeating: 0x41, count: 960 * 1024)
-        let port = try #require(URLComponents(string: emulator.url)?.port)
         emulator.pause()
-        let statuses = await withTaskGroup(of: Int.self) { group in
+        let answers = await withTaskGroup(of: String.self) { group in
             for _ in 0..<count {
-                group.addTask { (try? await http.send(HTTPRequest(url: url, body: body, timeout: .seconds(60))))?.status ?? 0 }
+                group.addTask {
+                    do throws(HTTPClientError) {
+                        return "HTTP \(try await http.send(HTTPRequest(url: url, body: body, timeout: .seconds(60))).status)"
+                    } catch {
+                        return error.description
+                    }
+                }
             }
-            // The socket is full once the client's send queue holds over a MiB nobody reads.
+            // Resumed once the engine has met the full socket (EAGAIN), or after 30 s.
             let deadline = ContinuousClock.now + .seconds(30)
-            var queued = 0
-            while queued < 1 << 20, ContinuousClock.now < deadline {
-                queued = (try? Self.sendQueueBytes(toPort: port)) ?? 0
-                await Task.yield()
+            while counters.socketFull.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
             }
+            let metFullSocket = counters.socketFull.load(ordering: .relaxed) > 0
             emulator.resume()
-            #expect(queued >= 1 << 20, "the client's send queue reached only \(queued) bytes")
-            var statuses: [Int] = []
-            for await status in group { statuses.append(status) }
-            return statuses
+            #expect(metFullSocket, "the socket never filled while the emulator was paused")
+            var answers: [String] = []
+            for await answer in group { answers.append(answer) }
+            return answers
         }
-        let open = try Self.establishedConnections(toPort: port)
         await http.shutdown()
         await emulator.stop()
-        // Every body arrived whole, on the one connection: a byte lost or sent twice would
-        // have broken the TLS stream, and the requests with it.
-        #expect(statuses == Array(repeating: 403, count: count))
-        #expect(open == 1)
-    }
-
-    /// The bytes queued to send on this machine's connections to `port` on 127.0.0.1
-    /// (`tx_queue` of `/proc/net/tcp`, the client side of each).
-    static func sendQueueBytes(toPort port: Int) throws -> Int {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-        let remote = String(format: "0100007F:%04X", port)
-        return table.split(separator: "\n").dropFirst().reduce(0) { total, line in
-            let fields = line.split(separator: " ")
-            guard fields.count > 4, fields[2] == remote, let queue = fields[4].split(separator: ":").first,
-                  let bytes = Int(queue, radix: 16)
-            else { return total }
-            return total + bytes
-        }
+        // Every body arrived whole, on the connection of the warm-up: a byte lost or sent
+        // twice would have broken the TLS stream, and the requests with it.
+        #expect(answers == Array(repeating: "HTTP 403", count: count), "\(Dictionary(grouping: answers, by: { $0 }).mapValues(\.count))")
+        #expect(counters.connectionsOpened.load(ordering: .relaxed) == 1)
     }
 
     /// Established TCP connections from this machine to `port` on 127.0.0.1 (the client

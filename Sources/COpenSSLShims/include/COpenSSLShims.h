@@ -27,6 +27,10 @@ int pushd_gcm_set_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length);
 /// `SSL_set_tlsext_host_name`: the server name (SNI) sent in the TLS handshake.
 int pushd_ssl_set_server_name(SSL *ssl, const char *name);
 
+/// `SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION)`: HTTP/2 forbids TLS 1.2
+/// renegotiation (RFC 9113 §9.2.1), so a server asking for it gets a refusal alert.
+void pushd_ssl_ctx_refuse_renegotiation(SSL_CTX *ctx);
+
 /// `SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)`: HTTP/2 requires TLS 1.2 or later.
 int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx);
 

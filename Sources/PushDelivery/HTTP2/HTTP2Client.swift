@@ -73,6 +73,11 @@ public final class HTTP2Client: Service, RequestCanceller {
     }
 
     private let loop: Loop
+    /// What the nghttp2 engine counts (nil on libcurl's engine, which does not say).
+    var engineCounters: H2EngineCounters? {
+        guard case .native(let native) = loop else { return nil }
+        return native.counters
+    }
     private let inFlight: AsyncSemaphore
     private let nextID = Atomic<UInt64>(0)
     /// The origins requests went to lately (a client talks to one or two hosts): a request

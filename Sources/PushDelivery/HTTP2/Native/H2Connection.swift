@@ -12,6 +12,9 @@ protocol H2ConnectionDelegate: AnyObject {
     /// The server did not process the exchange (REFUSED_STREAM, or above a GOAWAY's last
     /// stream id): it is safe to send again, on another connection.
     func connection(_ connection: H2Connection, refused exchange: Exchange)
+    /// The socket took less than was ready to send: the peer (or the network) is slower
+    /// than the frames are made, and the rest waits for POLLOUT.
+    func connectionFoundSocketFull(_ connection: H2Connection)
 }
 
 /// One HTTP/2 connection over TLS: a non-blocking socket, an OpenSSL session and an nghttp2
@@ -67,10 +70,10 @@ final class H2Connection {
     private let callbacks: H2SessionCallbacks
     unowned let delegate: any H2ConnectionDelegate
 
-    /// Stop pulling frames from nghttp2 above this many unsent bytes. 64 KiB is four full
-    /// TLS records per write, which is what a write can take at once anyway; the buffer
-    /// keeps its capacity, so a larger mark is held per connection for good (with 256 KiB,
-    /// about 2 MiB of a worker's four connections).
+    /// Stop pulling frames from nghttp2 above this many unsent bytes, which TLS then
+    /// encrypts and `sendCipher` sends in one system call. This buffer and the memory BIO
+    /// behind it keep their capacity, so the mark is held per connection for good: about
+    /// 130 KiB each at 64 KiB (with 256 KiB, over 4 MiB for a worker's eight connections).
     private static let outboundHighWater = 64 * 1024
 
     init(
@@ -201,12 +204,15 @@ final class H2Connection {
         if wantsWrite { return nil }
         ERR_clear_error()
         let status = SSL_do_handshake(ssl)
-        if let error = sendCipher() { return error }
         if status != 1 {
             switch SSL_get_error(ssl, status) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                return nil
+                return sendCipher()
             default:
+                // The alert, if one was made, goes out best effort: the handshake's own
+                // failure is what decides the retry (a certificate that does not verify is
+                // configuration, not a lost connection).
+                _ = sendCipher()
                 let verify = SSL_get_verify_result(ssl)
                 if verify != X509_V_OK {
                     return .tlsVerificationFailed(
@@ -215,6 +221,7 @@ final class H2Connection {
                 return .connectionFailed("TLS handshake with \(host):\(port) failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }
         }
+        if let error = sendCipher() { return error }
         var protocolName: UnsafePointer<UInt8>?
         var protocolLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &protocolName, &protocolLength)
@@ -368,6 +375,7 @@ final class H2Connection {
                 case EINTR: continue
                 case EAGAIN, EWOULDBLOCK:
                     wantsWrite = true
+                    delegate.connectionFoundSocketFull(self)
                     return nil
                 default:
                     return .connectionFailed("connection to \(host) lost while writing: \(String(cString: strerror(errno)))")
@@ -388,6 +396,8 @@ final class H2Connection {
     /// Closes the connection and hands back the streams still in flight, for the loop to
     /// fail. Callbacks arriving after this are ignored.
     func close() -> [Exchange] {
+        // What TLS still holds (an alert after a failed read, a GOAWAY), best effort.
+        _ = sendCipher()
         let remaining = Array(streams.values)
         streams.removeAll()
         recentStream = nil

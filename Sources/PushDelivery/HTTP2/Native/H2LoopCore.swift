@@ -1,5 +1,6 @@
 import Foundation
 import PushRuntime
+import Synchronization
 
 /// The state of a native HTTP/2 engine's loop thread: requests waiting for a stream, the
 /// connections per host, and the deadlines. Everything here runs on that one thread.
@@ -26,6 +27,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     /// Starts a background lookup for a connection's host; the answer comes back through
     /// the inbox as `resolved(connectionID:_:)`.
     private let resolveInBackground: (_ connectionID: Int, _ host: String, _ port: Int) -> Void
+    private let counters: H2EngineCounters
 
     /// Every request not yet answered, by id (for cancellation and deadlines).
     private var outstanding: [UInt64: Exchange] = [:]
@@ -44,13 +46,14 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     init(
         configuration: Configuration, tls: TLSClientContext, callbacks: H2SessionCallbacks, logger: Logger,
-        resolveInBackground: @escaping (Int, String, Int) -> Void
+        resolveInBackground: @escaping (Int, String, Int) -> Void, counters: H2EngineCounters = H2EngineCounters()
     ) {
         self.configuration = configuration
         self.tls = tls
         self.callbacks = callbacks
         self.logger = logger
         self.resolveInBackground = resolveInBackground
+        self.counters = counters
     }
 
     deinit {
@@ -166,6 +169,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 
     private func schedule(now: ContinuousClock.Instant) {
+        var abandoned: [String]?
         for (key, queue) in waiting where !queue.isEmpty {
             // Looked up once per host, and again only after `open` added a connection: one
             // opened for an earlier request in this pass is "opening" and must stop the next
@@ -195,7 +199,11 @@ final class H2LoopCore: H2ConnectionDelegate {
                     queue.removeFirst()
                 }
             }
+            // Every request finished before a connection was even opened (cancelled or
+            // timed out at once): nothing will close the host's queue, so drop it here.
+            if queue.isEmpty, hosts.isEmpty { abandoned = (abandoned ?? []) + [key] }
         }
+        for key in abandoned ?? [] where waiting[key]?.isEmpty == true { waiting[key] = nil }
     }
 
     /// The ready connection with room and the fewest streams in flight.
@@ -218,6 +226,7 @@ final class H2LoopCore: H2ConnectionDelegate {
             maximumStreams: configuration.maximumStreamsPerConnection, tls: tls, callbacks: callbacks,
             cipherSink: cipherSink, delegate: self, now: now)
         nextConnectionID += 1
+        counters.connectionsOpened.add(1, ordering: .relaxed)
         connections[target.connectionKey, default: []].append(connection)
         connectionsByID[connection.id] = connection
         nextDeadline = min(nextDeadline, connection.connectDeadline)
@@ -313,6 +322,10 @@ final class H2LoopCore: H2ConnectionDelegate {
         finish(exchange, with: result)
     }
 
+    func connectionFoundSocketFull(_ connection: H2Connection) {
+        counters.socketFull.add(1, ordering: .relaxed)
+    }
+
     func connection(_ connection: H2Connection, refused exchange: Exchange) {
         guard !exchange.isFinished else { return }
         exchange.rewind()
@@ -331,4 +344,14 @@ final class WaitingQueue {
 
     func append(_ exchange: Exchange) { items.append(exchange) }
     func removeFirst() { items.removeFirst() }
+}
+
+/// What an engine's loop counts, for tests and diagnostics: written on the loop thread, read
+/// from any.
+final class H2EngineCounters: Sendable {
+    /// Connections opened (each one a TCP connection and a TLS session).
+    let connectionsOpened = Atomic<Int>(0)
+    /// Times a connection's socket took less than was ready to send (a peer slower than the
+    /// frames are made), so the rest waited for POLLOUT.
+    let socketFull = Atomic<Int>(0)
 }

@@ -42,6 +42,7 @@ final class NativeHTTP2Loop: Sendable {
     private let tls: TLSContextBox
     private let logger: Logger
     let finished = ShutdownSignal()
+    let counters = H2EngineCounters()
 
     /// The TLS context, handed from `init` to the loop thread. `@unchecked Sendable` is
     /// safe: it is configured completely in `init` and afterwards only used to create
@@ -117,7 +118,8 @@ final class NativeHTTP2Loop: Sendable {
                         self.inbox.withLock { $0.resolved.append((connectionID, result)) }
                         self.doorbell.announceUrgently()
                     }
-                })
+                },
+                counters: counters)
         } catch {
             failEverything(with: error)
             return

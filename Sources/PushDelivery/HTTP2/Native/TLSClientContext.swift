@@ -4,7 +4,7 @@ import PushCrypto
 
 /// The OpenSSL client context every native HTTP/2 connection is made from: peer
 /// verification always on (the system's CA store, or one CA file such as the local
-/// emulator's), TLS 1.2 or later, and ALPN offering only `h2`.
+/// emulator's), TLS 1.2 or later without renegotiation, and ALPN offering only `h2`.
 ///
 /// Used by the loop thread only; the context itself is immutable once made.
 final class TLSClientContext {
@@ -16,6 +16,9 @@ final class TLSClientContext {
         }
         pointer = context
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        // A renegotiation would also make a write into the memory BIO wait for a read,
+        // which `H2Connection.flush` does not expect.
+        pushd_ssl_ctx_refuse_renegotiation(context)
         guard pushd_ssl_ctx_require_tls12(context) == 1 else {
             throw .transport(code: -1, message: "cannot require TLS 1.2: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
