@@ -313,9 +313,8 @@ final class H2Connection {
             }
             switch SSL_get_error(ssl, 0) {
             case SSL_ERROR_WANT_READ:
-                return nil
-            case SSL_ERROR_WANT_WRITE:
-                wantsWrite = true
+                // (Never WANT_WRITE: the session writes into memory, and what it wrote while
+                // reading goes out with the pass's flush.)
                 return nil
             case SSL_ERROR_ZERO_RETURN:
                 return .connectionFailed("\(host) closed the connection")

@@ -46,7 +46,7 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     init(
         configuration: Configuration, tls: TLSClientContext, callbacks: H2SessionCallbacks, logger: Logger,
-        resolveInBackground: @escaping (Int, String, Int) -> Void, counters: H2EngineCounters = H2EngineCounters()
+        resolveInBackground: @escaping (Int, String, Int) -> Void, counters: H2EngineCounters
     ) {
         self.configuration = configuration
         self.tls = tls
@@ -169,7 +169,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 
     private func schedule(now: ContinuousClock.Instant) {
-        var abandoned: [String]?
+        var abandoned: [String] = []
         for (key, queue) in waiting where !queue.isEmpty {
             // Looked up once per host, and again only after `open` added a connection: one
             // opened for an earlier request in this pass is "opening" and must stop the next
@@ -201,9 +201,9 @@ final class H2LoopCore: H2ConnectionDelegate {
             }
             // Every request finished before a connection was even opened (cancelled or
             // timed out at once): nothing will close the host's queue, so drop it here.
-            if queue.isEmpty, hosts.isEmpty { abandoned = (abandoned ?? []) + [key] }
+            if queue.isEmpty, hosts.isEmpty { abandoned.append(key) }
         }
-        for key in abandoned ?? [] where waiting[key]?.isEmpty == true { waiting[key] = nil }
+        for key in abandoned where waiting[key]?.isEmpty == true { waiting[key] = nil }
     }
 
     /// The ready connection with room and the fewest streams in flight.
