@@ -10,10 +10,24 @@ import Synchronization
 ///
 /// Bounded: when full, the least recently used key is dropped. A refused key is cached too
 /// (as its error), so a device with a broken key costs one parse, not one per message.
+///
+/// A miss costs far more than a hit: OpenSSL's public-key check takes about 5 ms, two
+/// hundred envelopes. So the cache also collects the digests of the texts that passed it
+/// (`takeNewlyChecked`), for the worker to record in `pushd_public_key_checks`; a text
+/// recorded there is parsed with `checkedBefore` by every worker from then on, and a
+/// broadcast to more devices than any cache holds checks each key once in the cluster.
 public final class PublicKeyCache: Sendable {
     private struct State {
         var entries: [String: Entry] = [:]
         var clock: UInt64 = 0
+        /// SHA-256 of the texts that passed the full check, not yet handed to
+        /// `takeNewlyChecked` (each again until the lookup reports it recorded).
+        var newlyChecked: Set<[UInt8]> = []
+        /// SHA-256 of every text that passed the full check in this process (at most
+        /// `passedCapacity`, then forgotten all at once): an evicted key parsed again, or a
+        /// key met again before its record is read back, is not checked twice.
+        var passed: Set<[UInt8]> = []
+        var fullChecks = 0
     }
 
     private struct Entry {
@@ -24,16 +38,20 @@ public final class PublicKeyCache: Sendable {
 
     private let state = Mutex(State())
     public let capacity: Int
+    private var passedCapacity: Int { max(4096, capacity * 4) }
 
-    /// Each key held costs about 3.3 KiB resident (`pushd bench crypto` measures it), so
-    /// `capacity` is what bounds this cache's memory.
+    /// Each key held costs about 3.6 KiB resident (`pushd bench crypto` measures it), so
+    /// `capacity` is what bounds this cache's memory; each check remembered (up to four times
+    /// `capacity`) about 80 bytes more.
     public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
     }
 
     /// The parsed key for `text`, parsing it on first use. `id` names the text (its
-    /// `key_id`); without one the text is its own name.
-    public func key(for text: String, id: String? = nil) throws(PublicKeyError) -> DevicePublicKey {
+    /// `key_id`); without one the text is its own name. `checkedBefore` says that this very
+    /// text passed the full check before (its digest is in `pushd_public_key_checks`): a
+    /// miss then leaves out OpenSSL's public-key check, not the size and exponent checks.
+    public func key(for text: String, id: String? = nil, checkedBefore: Bool = false) throws(PublicKeyError) -> DevicePublicKey {
         let name = id ?? text
         // One hash under the lock, not three: every delivery passes here, from every sealing
         // thread at once.
@@ -47,10 +65,26 @@ public final class PublicKeyCache: Sendable {
         }
         // Parse outside the lock: two tasks may parse the same new key at once, which is
         // harmless and better than serialising every parse behind one lock.
+        let digest = checkedBefore ? nil : Digest.sha256(Array(text.utf8))
+        let passedHere = digest.map { digest in state.withLock { $0.passed.contains(digest) } } ?? false
+        let check: DevicePublicKey.PublicKeyCheck = checkedBefore || passedHere ? .passedBefore : .run
         let result: Result<DevicePublicKey, PublicKeyError>
-        do throws(PublicKeyError) { result = .success(try DevicePublicKey(parsing: text)) } catch { result = .failure(error) }
+        do throws(PublicKeyError) {
+            result = .success(try DevicePublicKey(parsing: text, publicKeyCheck: check))
+        } catch {
+            result = .failure(error)
+        }
+        let passed = (try? result.get()) != nil
         state.withLock { state in
             state.clock += 1
+            if check == .run { state.fullChecks += 1 }
+            if let digest, passed {
+                // Until the record is read back, this process remembers on its own (32 bytes
+                // a key, against 3.6 KiB for a parsed one), and hands the digest out again.
+                if state.passed.count >= passedCapacity { state.passed.removeAll(keepingCapacity: true) }
+                state.passed.insert(digest)
+                if state.newlyChecked.count < capacity { state.newlyChecked.insert(digest) }
+            }
             if state.entries.count >= capacity, state.entries[name] == nil {
                 evictOldest(&state)
             }
@@ -59,7 +93,21 @@ public final class PublicKeyCache: Sendable {
         return try result.get()
     }
 
+    /// How many times OpenSSL's public-key check ran (each about 5 ms).
+    public var fullChecks: Int { state.withLock { $0.fullChecks } }
+
     public var count: Int { state.withLock { $0.entries.count } }
+
+    /// The SHA-256 digests of the texts that passed the full check and were looked up since
+    /// the last call without `checkedBefore` (at most `capacity` are kept between calls).
+    /// Recording them is the caller's business; one lost is handed out again the next time
+    /// its key is parsed, and at worst costs another check in another process.
+    public func takeNewlyChecked() -> [[UInt8]] {
+        state.withLock { state in
+            defer { state.newlyChecked = [] }
+            return Array(state.newlyChecked)
+        }
+    }
 
     /// Drops the least recently used eighth of the cache in one pass, so eviction costs
     /// O(n) once per capacity/8 insertions rather than on every insertion.

@@ -35,6 +35,9 @@ public final class Device: Sendable, Hashable {
     public let publicKey: String?
     /// Names `publicKey` in envelopes (`kid`); nil iff `publicKey` is nil.
     public let keyID: String?
+    /// This very key text passed the full key check in some worker before (its digest is
+    /// in `pushd_public_key_checks`), so OpenSSL's public-key check need not run again.
+    public let publicKeyChecked: Bool
     public let keyRegisteredAt: Date?
     /// The last (re-)registration of the token: APNs's 410 `timestamp` only invalidates a
     /// token registered before it.
@@ -44,7 +47,7 @@ public final class Device: Sendable, Hashable {
     public init(
         id: Int64, recipientID: String, platform: Platform, appID: String, environment: PushEnvironment,
         token: String, publicKey: String?, keyID: String?, keyRegisteredAt: Date?, tokenRegisteredAt: Date,
-        appVersion: String?
+        appVersion: String?, publicKeyChecked: Bool = false
     ) {
         self.id = id
         self.recipientID = recipientID
@@ -54,6 +57,7 @@ public final class Device: Sendable, Hashable {
         self.token = token
         self.publicKey = publicKey
         self.keyID = keyID
+        self.publicKeyChecked = publicKey != nil && publicKeyChecked
         self.keyRegisteredAt = keyRegisteredAt
         self.tokenRegisteredAt = tokenRegisteredAt
         self.appVersion = appVersion

@@ -30,18 +30,22 @@ extension PushEnvironment: SQLEncodable, SQLDecodable {
 }
 
 extension Device {
-    /// The columns `init(row:)` reads, in order.
+    /// The columns `init(row:)` reads, in order. The last says whether the key text passed
+    /// the full check before (`Schemas/sql/0007_public_key_checks.sql`): one primary-key
+    /// probe per row, against a 5 ms check per key that no worker's cache holds.
     static let columns: SQLQuery = """
         id, recipient_id, platform, app_id, environment, push_token, public_key, key_id, \
-        key_registered_at, token_registered_at, app_version
+        key_registered_at, token_registered_at, app_version, \
+        EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(public_key, 'UTF8')))
         """
 
     convenience init(row: SQLRow) throws(StoreError) {
-        let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion) =
-            try row.decode((Int64, String, Platform, String, PushEnvironment, String, String?, String?, Date?, Date, String?).self)
+        let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion,
+             publicKeyChecked) =
+            try row.decode((Int64, String, Platform, String, PushEnvironment, String, String?, String?, Date?, Date, String?, Bool).self)
         self.init(
             id: id, recipientID: recipientID, platform: platform, appID: appID, environment: environment, token: token,
             publicKey: publicKey, keyID: keyID, keyRegisteredAt: keyRegisteredAt, tokenRegisteredAt: tokenRegisteredAt,
-            appVersion: appVersion)
+            appVersion: appVersion, publicKeyChecked: publicKeyChecked)
     }
 }

@@ -48,8 +48,12 @@ final class JobProcessor: Sendable {
     private let bulkDeliveryPermits: AsyncSemaphore
     let limits: Limits
     let metrics: WorkerMetrics
+    let logger: Logger
 
-    init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
+    init(
+        registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics,
+        logger: Logger
+    ) {
         self.registry = registry
         self.router = router
         self.keys = keys
@@ -58,6 +62,7 @@ final class JobProcessor: Sendable {
         self.bulkDeliveryPermits = AsyncSemaphore(permits: max(1, min(limits.bulkDeliveries, limits.deliveries)))
         self.limits = limits
         self.metrics = metrics
+        self.logger = logger
     }
 
     /// How far a job got: the batches done and what became of their devices. Kept by the
@@ -81,6 +86,7 @@ final class JobProcessor: Sendable {
             guard !Task.isCancelled else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone = 1
+            await recordNewlyCheckedKeys()
             return
         }
         let context = JobContext(accepted)
@@ -92,6 +98,20 @@ final class JobProcessor: Sendable {
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone += 1
+            await recordNewlyCheckedKeys()
+        }
+    }
+
+    /// Records the keys this process checked in full since the last call, so that no
+    /// worker runs OpenSSL's public-key check on them again (see `PublicKeyCache`). Best
+    /// effort: a failure costs another check of those keys, never a delivery.
+    func recordNewlyCheckedKeys() async {
+        let digests = keys.takeNewlyChecked()
+        guard !digests.isEmpty else { return }
+        do throws(StoreError) {
+            try await registry.recordPublicKeyChecks(digests)
+        } catch {
+            logger.warning("could not record checked device keys", ["keys": .int(digests.count), "error": .string("\(error)")])
         }
     }
 
@@ -166,7 +186,11 @@ final class JobProcessor: Sendable {
     nonisolated(nonsending) func envelope(for device: Device, context: JobContext) async -> Result<QuotedEnvelopeJSON?, NotSent> {
         guard let publicKey = device.publicKey, let plaintext = context.plaintext else { return .success(nil) }
         let key: DevicePublicKey
-        do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .failure(NotSent(outcome: .keyInvalid(error))) }
+        do {
+            key = try keys.key(for: publicKey, id: device.keyID, checkedBefore: device.publicKeyChecked)
+        } catch {
+            return .failure(NotSent(outcome: .keyInvalid(error)))
+        }
         do {
             return .success(try await sealing { () throws(SealError) in
                 try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)

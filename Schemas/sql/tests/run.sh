@@ -26,7 +26,7 @@ for f in "$SQL_DIR"/[0-9][0-9][0-9][0-9]_*.sql; do
     echo "apply $(basename "$f")"
     psql_ "$url" --single-transaction -f "$f"
 done
-for t in "$HERE"/*_test.sql; do   # devices_test.sql, live_activity_test.sql, job_outcomes_test.sql
+for t in "$HERE"/*_test.sql; do   # devices_test.sql, live_activity_test.sql, job_outcomes_test.sql, public_key_checks_test.sql
     psql_ "$url" -f "$t"
 done
 
