@@ -98,9 +98,15 @@ public final class EmulatorProcess: Sendable {
     }
 
     /// Stops the emulator: SIGTERM, then SIGKILL if it has not exited within 10 seconds.
+    /// Its state directory (CA and provider keys, log) goes too, unless
+    /// `PUSHD_KEEP_TEST_STATE=1` asks to keep it: a test run outside `Deploy/test.sh`
+    /// (whose private temporary directory is removed as a whole) left one behind per emulator.
     public func stop() async {
         await admin.shutdown()
         _ = await process.terminate(timeout: .seconds(10))
+        if ProcessInfo.processInfo.environment["PUSHD_KEEP_TEST_STATE"] != "1" {
+            try? FileManager.default.removeItem(at: stateDirectory)
+        }
     }
 
     /// Freezes the emulator (SIGSTOP to its process group): it reads nothing more until

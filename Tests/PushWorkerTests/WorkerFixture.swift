@@ -148,7 +148,8 @@ final class WorkerFixture: @unchecked Sendable {
         return process
     }
 
-    /// Kills what still runs, then removes the topology, the database and the emulator. A
+    /// Kills what still runs, then removes the topology, the database, the emulator and the
+    /// fixture's directory (worker logs; kept with `PUSHD_KEEP_TEST_STATE=1`). A
     /// test that restarted the broker leaves the connection reconnecting: wait for it, or the
     /// topology would outlive the test.
     private func tearDown() async {
@@ -161,6 +162,9 @@ final class WorkerFixture: @unchecked Sendable {
         await pool.shutdown()
         await database.drop()
         await emulator.stop()
+        if ProcessInfo.processInfo.environment["PUSHD_KEEP_TEST_STATE"] != "1" {
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
     /// After a broker restart the quorum queues elect their leaders again, one by one, and
