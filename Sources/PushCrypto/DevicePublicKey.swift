@@ -64,11 +64,11 @@ public final class DevicePublicKey: Sendable {
     /// SubjectPublicKeyInfo through its decoder framework, about 230 µs a key, where the
     /// PKCS#1 key inside takes `d2i_PublicKey` a few. The short cut takes only DER in which
     /// the algorithm is exactly rsaEncryption with NULL parameters and every length is
-    /// exact; anything else goes to `d2i_PUBKEY` as before.
+    /// exact; anything else goes to `d2i_PUBKEY` as before. In that shape the BIT STRING must
+    /// hold the PKCS#1 key and nothing more: `d2i_PUBKEY` ignored bytes after it.
     private static func decodeSubjectPublicKeyInfo(_ der: [UInt8]) -> EVPKey? {
-        if let inner = SubjectPublicKeyInfo.rsaPublicKey(in: der),
-           let key = decode(Array(inner), using: { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) }) {
-            return key
+        if let inner = SubjectPublicKeyInfo.rsaPublicKey(in: der) {
+            return decode(Array(inner), using: { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) })
         }
         return decode(der, using: { d2i_PUBKEY(nil, $0, $1) })
     }

@@ -41,8 +41,8 @@ public final class PublicKeyCache: Sendable {
     private var passedCapacity: Int { max(4096, capacity * 4) }
 
     /// Each key held costs about 3.6 KiB resident (`pushd bench crypto` measures it), so
-    /// `capacity` is what bounds this cache's memory; each check remembered (up to four times
-    /// `capacity`) about 80 bytes more.
+    /// `capacity` is what bounds this cache's memory; each check remembered (up to
+    /// `max(4096, 4 × capacity)`) about 80 bytes more.
     public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
     }
@@ -93,7 +93,8 @@ public final class PublicKeyCache: Sendable {
         return try result.get()
     }
 
-    /// How many times OpenSSL's public-key check ran (each about 5 ms).
+    /// How many parses ran with OpenSSL's public-key check (about 5 ms each), counting those
+    /// refused before it ran (unparseable, wrong size or exponent).
     public var fullChecks: Int { state.withLock { $0.fullChecks } }
 
     public var count: Int { state.withLock { $0.entries.count } }
@@ -106,6 +107,14 @@ public final class PublicKeyCache: Sendable {
         state.withLock { state in
             defer { state.newlyChecked = [] }
             return Array(state.newlyChecked)
+        }
+    }
+
+    /// Puts back digests `takeNewlyChecked` handed out that could not be recorded (within
+    /// the same bound), for the next call to hand out again.
+    public func returnNewlyChecked(_ digests: [[UInt8]]) {
+        state.withLock { state in
+            for digest in digests where state.newlyChecked.count < capacity { state.newlyChecked.insert(digest) }
         }
     }
 

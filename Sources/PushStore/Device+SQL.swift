@@ -30,13 +30,14 @@ extension PushEnvironment: SQLEncodable, SQLDecodable {
 }
 
 extension Device {
-    /// The columns `init(row:)` reads, in order. The last says whether the key text passed
-    /// the full check before (`Schemas/sql/0007_public_key_checks.sql`): one primary-key
-    /// probe per row, against a 5 ms check per key that no worker's cache holds.
+    /// The columns `init(row:)` reads, in order, from a source named `d` (the devices table
+    /// or a subquery over it). The last says whether the key text passed the full check
+    /// before (`Schemas/sql/0007_public_key_checks.sql`): one primary-key probe per row,
+    /// against a 5 ms check per key that no worker's cache holds.
     static let columns: SQLQuery = """
         id, recipient_id, platform, app_id, environment, push_token, public_key, key_id, \
         key_registered_at, token_registered_at, app_version, \
-        EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(public_key, 'UTF8')))
+        EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(d.public_key, 'UTF8')))
         """
 
     convenience init(row: SQLRow) throws(StoreError) {

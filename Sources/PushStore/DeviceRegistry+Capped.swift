@@ -18,7 +18,7 @@ extension DeviceRegistry {
                 FROM devices
                 WHERE recipient_id = ANY(\(recipientIDs))
                   AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
-            ) ranked
+            ) d
             WHERE rank <= \(Int64(maximumPerRecipient))
             """
         let devices = try await pool.query(lookup.prepared).map { row throws(StoreError) in try Device(row: row) }

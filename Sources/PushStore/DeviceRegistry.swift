@@ -30,7 +30,7 @@ public struct DeviceRegistry: Sendable {
     public func devices(forRecipients recipientIDs: [String], in app: AppIdentifiers) async throws(StoreError) -> [Device] {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return [] }
         let lookup: SQLQuery = """
-            SELECT \(fragment: Device.columns) FROM devices
+            SELECT \(fragment: Device.columns) FROM devices d
             WHERE recipient_id = ANY(\(recipientIDs))
               AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
             """
@@ -45,12 +45,12 @@ public struct DeviceRegistry: Sendable {
         let query: SQLQuery
         if let app {
             query = """
-                SELECT \(fragment: Device.columns) FROM devices
+                SELECT \(fragment: Device.columns) FROM devices d
                 WHERE id = ANY(\(ids))
                   AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
                 """
         } else {
-            query = "SELECT \(fragment: Device.columns) FROM devices WHERE id = ANY(\(ids))"
+            query = "SELECT \(fragment: Device.columns) FROM devices d WHERE id = ANY(\(ids))"
         }
         return try await pool.query(query.prepared).map { row throws(StoreError) in try Device(row: row) }
     }

@@ -86,7 +86,6 @@ final class JobProcessor: Sendable {
             guard !Task.isCancelled else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone = 1
-            await recordNewlyCheckedKeys()
             return
         }
         let context = JobContext(accepted)
@@ -98,19 +97,20 @@ final class JobProcessor: Sendable {
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone += 1
-            await recordNewlyCheckedKeys()
         }
     }
 
     /// Records the keys this process checked in full since the last call, so that no
-    /// worker runs OpenSSL's public-key check on them again (see `PublicKeyCache`). Best
-    /// effort: a failure costs another check of those keys, never a delivery.
+    /// worker runs OpenSSL's public-key check on them again (see `PublicKeyCache`). Called
+    /// after a job is settled, never on the way to its ack. Best effort: after a failure the
+    /// digests wait for the next call, and at worst another worker checks those keys again.
     func recordNewlyCheckedKeys() async {
         let digests = keys.takeNewlyChecked()
         guard !digests.isEmpty else { return }
         do throws(StoreError) {
             try await registry.recordPublicKeyChecks(digests)
         } catch {
+            keys.returnNewlyChecked(digests)
             logger.warning("could not record checked device keys", ["keys": .int(digests.count), "error": .string("\(error)")])
         }
     }

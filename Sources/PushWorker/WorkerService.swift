@@ -183,6 +183,8 @@ public final class WorkerService: Service {
                 log.warning("job.completed published but not marked; a redelivery may repeat it", ["error": .string("\(error)")])
             }
         }
+        // After the ack: a slow database delays the next job here, never this one's ack.
+        await processor.recordNewlyCheckedKeys()
     }
 
     /// True once the broker confirmed every follow-up (whether or not the ack then reached it).

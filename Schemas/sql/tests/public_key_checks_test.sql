@@ -35,3 +35,16 @@ BEGIN
     END;
 END
 $$;
+
+-- 0008: the function inserts in digest order (no deadlock between two workers recording
+-- overlapping sets); its plan sorts, and repeats within one call are still one row.
+DO $$
+DECLARE
+    source text;
+BEGIN
+    SELECT prosrc INTO source FROM pg_proc WHERE proname = 'pushd_record_public_key_checks';
+    ASSERT source LIKE '%ORDER BY d%', 'ordered insert';
+    PERFORM pushd_record_public_key_checks(ARRAY[sha256('z'), sha256('a'), sha256('z')]);
+    ASSERT (SELECT count(*) FROM pushd_public_key_checks WHERE digest IN (sha256('z'), sha256('a'))) = 2, 'two rows';
+END
+$$;

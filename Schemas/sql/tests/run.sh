@@ -56,4 +56,10 @@ BEGIN
                       GROUP BY device_id, activity_id HAVING count(*) > 1), 'one update token per device and activity';
 END
 \$\$;"
+echo "pgbench: 8 clients x 300 transactions recording overlapping key digests in random orders"
+bench_out=$("$PGBENCH" -n -c 8 -j 2 -t 300 -f "$HERE/public_key_checks_concurrency.pgbench" "$url" 2>&1) \
+    || { echo "$bench_out"; exit 1; }
+grep -E 'number of (transactions actually processed|failed)' <<<"$bench_out" || true
+grep -qE 'number of transactions actually processed: 2400/2400' <<<"$bench_out" \
+    || { echo "$bench_out"; echo "recording key digests failed under concurrency" >&2; exit 1; }
 echo "Schemas/sql tests: OK"
