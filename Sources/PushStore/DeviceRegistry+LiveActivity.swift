@@ -14,10 +14,12 @@ public struct LiveActivityTarget: Sendable, Hashable {
     /// nil: no end-to-end key (legacy app): the device gets the clear layout only.
     public let publicKey: String?
     public let keyID: String?
+    /// The key text passed the full key check before (`pushd_public_key_checks`).
+    public let publicKeyChecked: Bool
 
     public init(
         deviceID: Int64, recipientID: String, environment: PushEnvironment, token: String?, tokenRegisteredAt: Date?,
-        publicKey: String?, keyID: String?
+        publicKey: String?, keyID: String?, publicKeyChecked: Bool = false
     ) {
         self.deviceID = deviceID
         self.recipientID = recipientID
@@ -26,6 +28,7 @@ public struct LiveActivityTarget: Sendable, Hashable {
         self.tokenRegisteredAt = tokenRegisteredAt
         self.publicKey = publicKey
         self.keyID = keyID
+        self.publicKeyChecked = publicKey != nil && publicKeyChecked
     }
 }
 
@@ -45,15 +48,16 @@ extension DeviceRegistry {
         appID: String, kind: LiveActivity.TokenKind, activityID: String?, recipientIDs: [String]? = nil, deviceIDs: [Int64]? = nil
     ) async throws(StoreError) -> [LiveActivityTarget] {
         let result = try await pool.query("""
-            SELECT device_id, recipient_id, environment, token, token_registered_at, public_key, key_id
-            FROM pushd_live_activity_targets(\(appID), \(kind.rawValue), \(activityID), \(recipientIDs), \(deviceIDs))
+            SELECT t.device_id, t.recipient_id, t.environment, t.token, t.token_registered_at, t.public_key, t.key_id,
+                   EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(t.public_key, 'UTF8')))
+            FROM pushd_live_activity_targets(\(appID), \(kind.rawValue), \(activityID), \(recipientIDs), \(deviceIDs)) t
             """)
         return try result.map { row throws(StoreError) in
-            let (deviceID, recipientID, environment, token, registeredAt, publicKey, keyID) =
-                try row.decode((Int64, String, PushEnvironment, String?, Date?, String?, String?).self)
+            let (deviceID, recipientID, environment, token, registeredAt, publicKey, keyID, checked) =
+                try row.decode((Int64, String, PushEnvironment, String?, Date?, String?, String?, Bool).self)
             return LiveActivityTarget(
                 deviceID: deviceID, recipientID: recipientID, environment: environment, token: token,
-                tokenRegisteredAt: registeredAt, publicKey: publicKey, keyID: keyID)
+                tokenRegisteredAt: registeredAt, publicKey: publicKey, keyID: keyID, publicKeyChecked: checked)
         }
     }
 

@@ -81,7 +81,11 @@ extension JobProcessor {
         var envelope: String?
         if let publicKey = device.publicKey, let plaintext = payload.plaintext {
             let key: DevicePublicKey
-            do { key = try keys.key(for: publicKey, id: device.keyID) } catch { return .keyInvalid(error) }
+            do {
+                key = try keys.key(for: publicKey, id: device.keyID, checkedBefore: device.publicKeyChecked)
+            } catch {
+                return .keyInvalid(error)
+            }
             let size = payload.size(sealingFor: (key.bits + 7) / 8, keyID: device.keyID)
             guard size <= payload.limit else {
                 let error = PayloadError.tooLarge(bytes: size, limit: payload.limit)
@@ -169,6 +173,7 @@ extension Device {
         self.init(
             id: target.deviceID, recipientID: target.recipientID, platform: .ios, appID: appID, environment: target.environment,
             token: token, publicKey: target.publicKey, keyID: target.keyID, keyRegisteredAt: nil,
-            tokenRegisteredAt: target.tokenRegisteredAt ?? Date(timeIntervalSince1970: 0), appVersion: nil)
+            tokenRegisteredAt: target.tokenRegisteredAt ?? Date(timeIntervalSince1970: 0), appVersion: nil,
+            publicKeyChecked: target.publicKeyChecked)
     }
 }

@@ -49,6 +49,24 @@ struct PublicKeyCheckRecordTests {
         #expect(try await checkedByEveryLookup(recipient, device) == [false, false, false])
     }
 
+    @Test("the Live Activity lookup reports a recorded key too")
+    func liveActivityTargets() async throws {
+        let recipient = TestDatabase.uniqueName("activity")
+        let key = "MIIBCgKCAQEA" + TestDatabase.uniqueName("key")
+        let token = String((Digest.sha256Hex(recipient) + String(repeating: "0", count: 64)).prefix(64))
+        let bundle = app.iosBundleID ?? ""
+        _ = try await registry.register(DeviceRegistration(
+            recipientID: recipient, platform: .ios, appID: bundle, environment: .production, token: token, publicKey: key))
+        _ = try await registry.registerPushToStartToken(appID: bundle, environment: .production, deviceToken: token, token: "cafe")
+        func checked() async throws -> [Bool] {
+            try await registry.liveActivityTargets(appID: bundle, kind: .pushToStart, activityID: nil, recipientIDs: [recipient])
+                .map(\.publicKeyChecked)
+        }
+        #expect(try await checked() == [false])
+        try await registry.recordPublicKeyChecks([Digest.sha256(Array(key.utf8))])
+        #expect(try await checked() == [true])
+    }
+
     @Test("a device without a key is never reported checked")
     func keylessDevice() async throws {
         let recipient = TestDatabase.uniqueName("legacy")
