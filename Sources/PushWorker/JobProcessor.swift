@@ -48,12 +48,8 @@ final class JobProcessor: Sendable {
     private let bulkDeliveryPermits: AsyncSemaphore
     let limits: Limits
     let metrics: WorkerMetrics
-    let logger: Logger
 
-    init(
-        registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics,
-        logger: Logger
-    ) {
+    init(registry: DeviceRegistry, router: DeliveryRouter, keys: PublicKeyCache, limits: Limits, metrics: WorkerMetrics) {
         self.registry = registry
         self.router = router
         self.keys = keys
@@ -62,7 +58,6 @@ final class JobProcessor: Sendable {
         self.bulkDeliveryPermits = AsyncSemaphore(permits: max(1, min(limits.bulkDeliveries, limits.deliveries)))
         self.limits = limits
         self.metrics = metrics
-        self.logger = logger
     }
 
     /// How far a job got: the batches done and what became of their devices. Kept by the
@@ -97,21 +92,6 @@ final class JobProcessor: Sendable {
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone += 1
-        }
-    }
-
-    /// Records the keys this process checked in full since the last call, so that no
-    /// worker runs OpenSSL's public-key check on them again (see `PublicKeyCache`). Called
-    /// after a job is settled, never on the way to its ack. Best effort: after a failure the
-    /// digests wait for the next call, and at worst another worker checks those keys again.
-    func recordNewlyCheckedKeys() async {
-        let digests = keys.takeNewlyChecked()
-        guard !digests.isEmpty else { return }
-        do throws(StoreError) {
-            try await registry.recordPublicKeyChecks(digests)
-        } catch {
-            keys.returnNewlyChecked(digests)
-            logger.warning("could not record checked device keys", ["keys": .int(digests.count), "error": .string("\(error)")])
         }
     }
 

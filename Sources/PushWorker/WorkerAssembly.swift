@@ -32,7 +32,7 @@ public struct WorkerAssembly: Sendable {
                 encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
                 bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight,
                 devicesPerRecipient: configuration.maxDevicesPerRecipient),
-            metrics: metrics, logger: logger.with(["component": "worker"]))
+            metrics: metrics)
         let planner = FollowUpPlanner(retryPolicy: RetryPolicy(
             maximumAttempts: configuration.maxAttempts, maximumAge: .seconds(configuration.maxAgeSeconds), tiers: topology.retryTiers))
         let worker = WorkerService(

@@ -184,7 +184,7 @@ public final class WorkerService: Service {
             }
         }
         // After the ack: a slow database delays the next job here, never this one's ack.
-        await processor.recordNewlyCheckedKeys()
+        await recordNewlyCheckedKeys()
     }
 
     /// True once the broker confirmed every follow-up (whether or not the ack then reached it).

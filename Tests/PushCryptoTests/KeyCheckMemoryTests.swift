@@ -9,6 +9,8 @@ import Testing
 struct KeyCheckMemoryTests {
     /// The 2048-bit MODP prime of RFC 3526 (group 14): a modulus of the right size that is
     /// prime, so anyone could compute the private exponent. Only the public-key check finds that.
+    /// (PushWorkerTests' `KeyCheckRecordingTests` spells it out too: this module shares no
+    /// test support with it.)
     static let primeModulus: [UInt8] = {
         let hex = """
             FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD\

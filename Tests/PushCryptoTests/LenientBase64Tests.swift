@@ -46,7 +46,9 @@ struct LenientBase64Tests {
     }
 }
 
-/// SplitMix64: the same inputs on every run.
+/// SplitMix64: the same inputs on every run (the generator of PushModelTests,
+/// PushRuntimeTests and PushClientTests; these server-free test modules share no support
+/// module to hold one).
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }

@@ -13,6 +13,8 @@ import Testing
 struct KeyCheckRecordingTests {
     /// PKCS#1 `RSAPublicKey` DER with the 2048-bit MODP prime of RFC 3526 as its modulus: the
     /// right size and exponent, but a prime modulus, which only the public-key check refuses.
+    /// (The same prime as PushCryptoTests' `KeyCheckMemoryTests`, which shares no test
+    /// support with this module.)
     static func primeModulusKeyDER() -> [UInt8] {
         let hex = """
             FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD\
