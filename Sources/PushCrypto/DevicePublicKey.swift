@@ -23,6 +23,14 @@ public final class DevicePublicKey: Sendable {
         try self.init(parsing: text, publicKeyCheck: .run)
     }
 
+    /// What `pushd_public_key_checks` records for a key text that passed the full check: the
+    /// SHA-256 of its UTF-8 bytes exactly as stored in `devices.public_key` (the device lookups
+    /// test `sha256(convert_to(d.public_key, 'UTF8'))`), so a rotated or re-encoded key is
+    /// checked again.
+    public static func checkDigest(ofKeyText text: String) -> [UInt8] {
+        Digest.sha256(Array(text.utf8))
+    }
+
     /// As `init(parsing:)`; `.passedBefore` leaves out OpenSSL's public-key check, for a text
     /// the cluster has already checked (`PublicKeyCache`, `pushd_public_key_checks`). The
     /// algorithm, size and exponent are checked either way: they cost microseconds, the

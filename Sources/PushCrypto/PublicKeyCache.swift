@@ -65,7 +65,7 @@ public final class PublicKeyCache: Sendable {
         }
         // Parse outside the lock: two tasks may parse the same new key at once, which is
         // harmless and better than serialising every parse behind one lock.
-        let digest = checkedBefore ? nil : Digest.sha256(Array(text.utf8))
+        let digest = checkedBefore ? nil : DevicePublicKey.checkDigest(ofKeyText: text)
         let passedHere = digest.map { digest in state.withLock { $0.passed.contains(digest) } } ?? false
         let check: DevicePublicKey.PublicKeyCheck = checkedBefore || passedHere ? .passedBefore : .run
         let result: Result<DevicePublicKey, PublicKeyError>

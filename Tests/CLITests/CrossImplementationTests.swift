@@ -7,7 +7,7 @@ import Testing
 /// `javax.crypto` with the Android client's exact transformations, and Python's
 /// `cryptography`. Every direction, every key format a device registers.
 @Suite("Cross-implementation: pushd ⇄ JDK (Android) ⇄ Python cryptography", .serialized)
-struct CrossImplementationTests {
+final class CrossImplementationTests: Sendable {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
     static let python = ProcessInfo.processInfo.environment["PUSHD_PYTHON"] ?? "python3"
     static let keyFormats = ["ios", "android", "pem", "pkcs1-pem"]
@@ -20,6 +20,11 @@ struct CrossImplementationTests {
         privateKeyPath = directory.appendingPathComponent("device.pem").path
     }
 
+    /// The directory holds a (test) private key: nothing is left behind.
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     /// Generates the device key with `pushd keygen`, writing the public key in `format`.
     func keygen(format: String) throws -> String {
         let result = try ChildProcess.run(BuildProducts.pushd, ["keygen", "--out", privateKeyPath, "--format", format])
@@ -29,10 +34,19 @@ struct CrossImplementationTests {
         return publicPath
     }
 
+    /// Where the fixture is compiled; removed when the test process exits.
+    static let javaOutput: Result<URL, any Error> = Result {
+        let output = try BuildProducts.temporaryDirectory("java")
+        atexit {
+            if case .success(let output) = CrossImplementationTests.javaOutput { try? FileManager.default.removeItem(at: output) }
+        }
+        return output
+    }
+
     /// The fixture compiled once per test run (javac is slow to start).
     static let javaClasses: Result<URL, Spawn.Failure> = {
         do {
-            let output = try BuildProducts.temporaryDirectory("java")
+            let output = try javaOutput.get()
             let result = try ChildProcess.run(
                 "javac", ["-d", output.path, fixtures.appendingPathComponent("java/AndroidEnvelope.java").path])
             guard result.status == 0 else { return .failure(Spawn.Failure(description: "javac: \(result.errorText)")) }

@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushModel
 import PushStore
 import PushTestSupport
 import Testing
@@ -43,6 +44,29 @@ struct DeviceCommandTests {
             let refused = try await register(bad)
             #expect(refused.status == 1)
             #expect(refused.errors.contains(PublicKeyError.tooSmall(bits: 1024).description))
+
+            // Both keys passed the full check here, so both texts are recorded as checked:
+            // the device's current (rotated) key is reported so to the workers.
+            let pool = ConnectionPool(configuration: configuration)
+            let looked: Result<((Int64, Int64, Int64, Int64), [Device]), StoreError>
+            do throws(StoreError) {
+                let recorded = try await pool.query("""
+                    SELECT count(*) FILTER (WHERE digest = \(Data(DevicePublicKey.checkDigest(ofKeyText: TestKeys.first)))),
+                           count(*) FILTER (WHERE digest = \(Data(DevicePublicKey.checkDigest(ofKeyText: TestKeys.third)))),
+                           count(*) FILTER (WHERE digest = \(Data(DevicePublicKey.checkDigest(ofKeyText: TestKeys.rsa1024)))),
+                           count(*)
+                    FROM pushd_public_key_checks
+                    """).singleRow().decode((Int64, Int64, Int64, Int64).self)
+                let devices = try await DeviceRegistry(pool: pool).devices(
+                    forRecipients: ["cli-user"], in: AppIdentifiers(iosBundleID: "com.example.cli"))
+                looked = .success((recorded, devices))
+            } catch {
+                looked = .failure(error)
+            }
+            await pool.shutdown()
+            let (recorded, devices) = try looked.get()
+            #expect(recorded == (1, 1, 0, 2))
+            #expect(devices.map(\.publicKeyChecked) == [true])
         }
     }
 

@@ -24,8 +24,9 @@ enum DeviceCommand: Subcommand {
           --token            APNs device token (hex) or FCM registration token
           --public-key-file  the device's RSA public key as it exported it: base64 PKCS#1 (iOS),
                              base64 SubjectPublicKeyInfo (Android) or PEM. Refused if not an
-                             RSA key of at least 2048 bits. Without it the device only gets
-                             the fallback text.
+                             RSA key of at least 2048 bits. Checked in full here and recorded
+                             as checked (pushd_public_key_checks), so workers skip that check.
+                             Without it the device only gets the fallback text.
           --database-url     default: $PUSHD_DATABASE_URL, else database_url of --config FILE
                              (default: $PUSHD_CONFIG), the workers' configuration file
 
@@ -49,7 +50,9 @@ enum DeviceCommand: Subcommand {
         let publicKey = try parsed["public-key-file"].map { path throws(CLIError) in try readTextFile(path, what: "public key") }
         if let publicKey {
             // The registering caller checks the key (the store does not link the crypto
-            // module): refused here with the message the worker would give at delivery.
+            // module): refused here with the message the worker would give at delivery. This
+            // is the full check (OpenSSL's public-key check, about 5 ms), so it is recorded
+            // below and no worker runs it again for this key text.
             do { _ = try DevicePublicKey(parsing: publicKey) } catch { throw .failure(error.description) }
         }
         let registration = DeviceRegistration(
@@ -57,21 +60,35 @@ enum DeviceCommand: Subcommand {
             environment: environment, token: try parsed.required("token"), publicKey: publicKey,
             appVersion: parsed["app-version"])
 
-        let outcome = try await register(registration, parsed: parsed, label: "pushd.device")
+        let outcome = try await register(registration, parsed: parsed, label: "pushd.device", checkedKeyText: publicKey)
         StandardStreams.write(line:
             "device_id=\(outcome.deviceID) key_id=\(outcome.keyID ?? "-") key_rotated=\(outcome.keyRotated) created=\(outcome.created)")
     }
 
     /// `pushd_register_device` through a one-connection pool on the configured database: the
     /// path of `pushd device register` and `pushd phone init`.
+    ///
+    /// - Parameter checkedKeyText: a key text that passed the full check in this process;
+    ///   its digest goes to `pushd_public_key_checks` once the device is registered. A
+    ///   failure there is only a warning: the device is registered, and a worker checks the
+    ///   key itself at the first push.
     static func register(
-        _ registration: DeviceRegistration, parsed: ParsedArguments, label: String
+        _ registration: DeviceRegistration, parsed: ParsedArguments, label: String, checkedKeyText: String? = nil
     ) async throws(CLIError) -> RegistrationOutcome {
         var configuration = try parsed.storeConfiguration()
         configuration.poolSize = 1
-        let pool = ConnectionPool(configuration: configuration, logger: Logger(label: label))
+        let logger = Logger(label: label)
+        let pool = ConnectionPool(configuration: configuration, logger: logger)
         do {
-            let outcome = try await DeviceRegistry(pool: pool).register(registration)
+            let registry = DeviceRegistry(pool: pool)
+            let outcome = try await registry.register(registration)
+            if let checkedKeyText {
+                do {
+                    try await registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: checkedKeyText)])
+                } catch {
+                    logger.warning("the key check could not be recorded; a worker will check the key again", ["error": .string(error.description)])
+                }
+            }
             await pool.shutdown()
             return outcome
         } catch {
