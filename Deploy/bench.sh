@@ -18,7 +18,7 @@ command -v h2load >/dev/null || ensure_debian_packages nghttp2-client
 if [ -n "${PUSHD_BINARY:-}" ]; then
     PUSHD=$PUSHD_BINARY
 else
-    swift build -c release --product pushd 2>&1 | tail -n 1
+    build_release_pushd
     PUSHD="$PUSHD_REPO/.build/release/pushd"
 fi
 

@@ -57,7 +57,7 @@ if [ "$PROMETHEUS" = 1 ]; then
     export PUSHD_RABBITMQ_PROMETHEUS=1  # services.sh: rabbitmq_prometheus on AMQP port + 2
 fi
 log "building pushd (release)"
-swift build -c release --product pushd 2>&1 | tail -n 1
+build_release_pushd
 bash Deploy/local/services.sh start
 eval "$(bash Deploy/local/services.sh env)"
 stop_processes  # a previous run's workers, if any: this run starts fresh ones
