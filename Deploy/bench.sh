@@ -17,6 +17,7 @@ command -v h2load >/dev/null || ensure_debian_packages nghttp2-client
 # PUSHD_BINARY runs another build instead (to compare two versions on the same machine).
 if [ -n "${PUSHD_BINARY:-}" ]; then
     PUSHD=$PUSHD_BINARY
+    use_static_backtracer
 else
     build_release_pushd
     PUSHD="$PUSHD_REPO/.build/release/pushd"

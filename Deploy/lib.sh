@@ -34,6 +34,17 @@ ensure_build_dependencies() {
 # (`pushd --help`), and a draining worker's peak RSS is 47-50 instead of 52-54 MiB.
 build_release_pushd() {
     swift build -c release --static-swift-stdlib --product pushd 2>&1 | tail -n 1
+    use_static_backtracer
+}
+
+# A statically linked runtime does not find the backtracer beside libswiftCore.so, so a
+# crashing worker would print no backtrace: point it at the toolchain's static one.
+use_static_backtracer() {
+    local backtracer
+    backtracer="$(dirname "$(readlink -f "$(command -v swift)")")/../libexec/swift/linux/swift-backtrace-static"
+    if [ -z "${SWIFT_BACKTRACE:-}" ] && [ -x "$backtracer" ]; then
+        export SWIFT_BACKTRACE="swift-backtrace=$(readlink -f "$backtracer")"
+    fi
 }
 
 # A Python virtual environment for test tooling (PyPI), rebuilt when requirements change.

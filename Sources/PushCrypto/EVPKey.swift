@@ -25,15 +25,17 @@ final class EVPKey: @unchecked Sendable {  // safe: see the proof above
 
     /// The RSA public exponent, if it fits in 64 bits (nil for a non-RSA key or a larger
     /// exponent: OpenSSL refuses to write a larger one into a `size_t`). Read as a `size_t`
-    /// rather than a BIGNUM: `EVP_PKEY_get_bn_param` asks the provider twice (for the size,
-    /// then the bytes) and allocates the number, 5.4% of a new key's cost.
+    /// rather than a BIGNUM: `EVP_PKEY_get_bn_param` clears a 2 KiB buffer and allocates the
+    /// number, 5.4% of a new key's cost.
     var rsaPublicExponent: UInt64? {
+        // `size_t` arrives as `Int`: an exponent of 2^63 or more is negative there, and
+        // converting that to UInt64 would trap on a key anyone can register.
         var exponent = 0
         guard EVP_PKEY_get_size_t_param(pointer, "e", &exponent) == 1 else {
             OpenSSLErrorQueue.clear()
             return nil
         }
-        return UInt64(exponent)
+        return UInt64(UInt(bitPattern: exponent))
     }
 
     /// OpenSSL's own public-key validation (for RSA, SP 800-56B: an odd modulus without

@@ -40,6 +40,8 @@ struct KeyStrengthTests {
 
     static let weakExponentCases: [([UInt8], UInt64)] = [
         ([0x01], 1), ([0x03], 3), ([0x01, 0x00, 0x00], 65_536), ([0x01, 0x00, 0x03], 65_539),
+        // 64 bits with the top one set: negative as a signed size_t, which must not trap.
+        ([0x80, 0, 0, 0, 0, 0, 0, 0x01], 0x8000_0000_0000_0001), ([UInt8](repeating: 0xFF, count: 8), .max),
     ]
 
     @Test("exponents other than 65537 are refused", arguments: weakExponentCases)

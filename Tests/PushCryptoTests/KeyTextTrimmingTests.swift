@@ -10,9 +10,11 @@ struct KeyTextTrimmingTests {
     /// ASCII whitespace and CR LF, Unicode whitespace (NEL, no-break space, line separator,
     /// ideographic space), a combining acute accent (a space with it is one whitespace
     /// Character), an Arabic number sign (Prepend: it joins the space after it), emoji
-    /// with a ZWJ, and base64 characters.
+    /// with a ZWJ, ASCII controls that are not whitespace (NUL, the separators 0x1C-0x1F,
+    /// DEL), and base64 characters.
     static let pieces = [
         " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{A0}", "\u{2028}", "\u{3000}", "\u{301}", "\u{600}",
+        "\u{0}", "\u{1C}", "\u{1F}", "\u{7F}",
         "\u{1F469}\u{200D}\u{1F4BB}", "M", "I", "=", "+", "/", "AAAA", "é",
     ]
 
