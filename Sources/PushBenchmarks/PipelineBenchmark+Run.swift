@@ -16,6 +16,9 @@ final class PipelineRun {
     let admin: HTTP2Client
     var recipients: [String] = []
     var workerLogs: [URL] = []
+    /// The digests of the run's keys, recorded as checked at registration and removed with
+    /// its devices (nothing else uses these fresh keys).
+    private var recordedKeyDigests: [Data] = []
     /// The `pushd` whose `worker` the drains start: this one unless a comparison sets another.
     var workerExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     static let recipientsPerJob = 50
@@ -45,7 +48,9 @@ final class PipelineRun {
         let keys = try (0..<10).map { _ in try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64 }
         for key in keys { _ = try DevicePublicKey(parsing: key) }
         let registry = DeviceRegistry(pool: pool)
-        try await registry.recordPublicKeyChecks(keys.map(DevicePublicKey.checkDigest(ofKeyText:)))
+        let digests = keys.map(DevicePublicKey.checkDigest(ofKeyText:))
+        try await registry.recordPublicKeyChecks(digests)
+        recordedKeyDigests = digests.map { Data($0) }
         for index in 0..<count {
             let recipient = "\(prefix)-r\(index)"
             recipients.append(recipient)
@@ -68,6 +73,7 @@ final class PipelineRun {
             for log in workerLogs { try? FileManager.default.removeItem(at: log) }
         }
         _ = try? await pool.query("DELETE FROM devices WHERE recipient_id LIKE \(prefix + "-%")")
+        _ = try? await pool.query("DELETE FROM pushd_public_key_checks WHERE digest = ANY(\(recordedKeyDigests))")
         try? await amqp.delete(topology)
         await amqp.close()
         await pool.shutdown()
