@@ -31,14 +31,18 @@ extension PushEnvironment: SQLEncodable, SQLDecodable {
 
 extension Device {
     /// The columns `init(row:)` reads, in order, from a source named `d` (the devices table
-    /// or a subquery over it). The last says whether the key text passed the full check
-    /// before (`Schemas/sql/0007_public_key_checks.sql`): one primary-key probe per row,
-    /// against a 5 ms check per key that no worker's cache holds.
+    /// or a subquery over it). The last is `publicKeyCheckedColumn`.
     static let columns: SQLQuery = """
         id, recipient_id, platform, app_id, environment, push_token, public_key, key_id, \
-        key_registered_at, token_registered_at, app_version, \
-        EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(d.public_key, 'UTF8')))
+        key_registered_at, token_registered_at, app_version, \(fragment: publicKeyCheckedColumn)
         """
+
+    /// Whether the `public_key` of the source named `d` passed the full check before
+    /// (`Schemas/sql/0007_public_key_checks.sql`, the digest `DevicePublicKey.checkDigest`
+    /// computes): one primary-key probe per row, against a 5 ms check per key that no
+    /// worker's cache holds. Every lookup that hands keys to a worker selects it.
+    static let publicKeyCheckedColumn: SQLQuery =
+        "EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(d.public_key, 'UTF8')))"
 
     convenience init(row: SQLRow) throws(StoreError) {
         let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion,

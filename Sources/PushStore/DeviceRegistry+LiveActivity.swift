@@ -48,9 +48,9 @@ extension DeviceRegistry {
         appID: String, kind: LiveActivity.TokenKind, activityID: String?, recipientIDs: [String]? = nil, deviceIDs: [Int64]? = nil
     ) async throws(StoreError) -> [LiveActivityTarget] {
         let result = try await pool.query("""
-            SELECT t.device_id, t.recipient_id, t.environment, t.token, t.token_registered_at, t.public_key, t.key_id,
-                   EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(t.public_key, 'UTF8')))
-            FROM pushd_live_activity_targets(\(appID), \(kind.rawValue), \(activityID), \(recipientIDs), \(deviceIDs)) t
+            SELECT d.device_id, d.recipient_id, d.environment, d.token, d.token_registered_at, d.public_key, d.key_id,
+                   \(fragment: Device.publicKeyCheckedColumn)
+            FROM pushd_live_activity_targets(\(appID), \(kind.rawValue), \(activityID), \(recipientIDs), \(deviceIDs)) d
             """)
         return try result.map { row throws(StoreError) in
             let (deviceID, recipientID, environment, token, registeredAt, publicKey, keyID, checked) =

@@ -58,7 +58,7 @@ struct KeyCheckMemoryTests {
         _ = try cache.key(for: good)  // a hit: not checked again, not handed out again
         _ = try cache.key(for: other, checkedBefore: true)  // recorded already: nothing to record
         _ = #expect(throws: PublicKeyError.failedPublicKeyCheck) { try cache.key(for: Self.primeKeyText) }
-        #expect(cache.takeNewlyChecked() == [Digest.sha256(Array(good.utf8))])
+        #expect(cache.takeNewlyChecked() == [DevicePublicKey.checkDigest(ofKeyText: good)])
         #expect(cache.takeNewlyChecked().isEmpty)
     }
 

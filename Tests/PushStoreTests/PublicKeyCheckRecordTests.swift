@@ -39,7 +39,7 @@ struct PublicKeyCheckRecordTests {
         let device = try await registry.register(registration).deviceID
         #expect(try await checkedByEveryLookup(recipient, device) == [false, false, false])
 
-        try await registry.recordPublicKeyChecks([Digest.sha256(Array(key.utf8)), Digest.sha256(Array(key.utf8))])
+        try await registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: key), DevicePublicKey.checkDigest(ofKeyText: key)])
         #expect(try await checkedByEveryLookup(recipient, device) == [true, true, true])
 
         let rotated = DeviceRegistration(
@@ -63,7 +63,7 @@ struct PublicKeyCheckRecordTests {
                 .map(\.publicKeyChecked)
         }
         #expect(try await checked() == [false])
-        try await registry.recordPublicKeyChecks([Digest.sha256(Array(key.utf8))])
+        try await registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: key)])
         #expect(try await checked() == [true])
     }
 

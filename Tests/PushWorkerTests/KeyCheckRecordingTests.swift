@@ -52,7 +52,7 @@ struct KeyCheckRecordingTests {
             let unrecorded = try await fixture.registry.register(DeviceRegistration(
                 recipientID: recipient, platform: .android, appID: EmulatorProcess.projectID, environment: nil,
                 token: "fcm-unrecorded-\(fixture.prefix)", publicKey: unrecordedText))
-            try await fixture.registry.recordPublicKeyChecks([Digest.sha256(Array(recordedText.utf8))])
+            try await fixture.registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: recordedText)])
             let keyEvents = try await fixture.subscribe(toEvents: KeyInvalidEvent.name)
 
             let worker = try fixture.startWorker()
@@ -70,8 +70,8 @@ struct KeyCheckRecordingTests {
 
             // Every key the worker checked in full is recorded (after its batch: wait for it);
             // the refused one is not.
-            let checked = Set(normal.compactMap { $0.keyIndex.map { fixture.publicKeys[$0] } }).map { Data(Digest.sha256(Array($0.utf8))) }
-            let refused = [Data(Digest.sha256(Array(unrecordedText.utf8)))]
+            let checked = Set(normal.compactMap { $0.keyIndex.map { fixture.publicKeys[$0] } }).map { Data(DevicePublicKey.checkDigest(ofKeyText: $0)) }
+            let refused = [Data(DevicePublicKey.checkDigest(ofKeyText: unrecordedText))]
             let allRecorded = try await waitUntil(timeout: .seconds(30), every: .milliseconds(100)) {
                 let count = try await fixture.pool.query(
                     "SELECT count(*) FROM pushd_public_key_checks WHERE digest = ANY(\(checked))").singleRow().decode(Int64.self, column: 0)

@@ -60,7 +60,7 @@ enum DeviceCommand: Subcommand {
             environment: environment, token: try parsed.required("token"), publicKey: publicKey,
             appVersion: parsed["app-version"])
 
-        let outcome = try await register(registration, parsed: parsed, label: "pushd.device", checkedKeyText: publicKey)
+        let outcome = try await register(registration, parsed: parsed, label: "pushd.device", keyPassedFullCheck: true)
         StandardStreams.write(line:
             "device_id=\(outcome.deviceID) key_id=\(outcome.keyID ?? "-") key_rotated=\(outcome.keyRotated) created=\(outcome.created)")
     }
@@ -68,12 +68,12 @@ enum DeviceCommand: Subcommand {
     /// `pushd_register_device` through a one-connection pool on the configured database: the
     /// path of `pushd device register` and `pushd phone init`.
     ///
-    /// - Parameter checkedKeyText: a key text that passed the full check in this process;
-    ///   its digest goes to `pushd_public_key_checks` once the device is registered. A
-    ///   failure there is only a warning: the device is registered, and a worker checks the
+    /// - Parameter keyPassedFullCheck: the registration's key passed the full check in this
+    ///   process; its digest goes to `pushd_public_key_checks` once the device is registered.
+    ///   A failure there is only a warning: the device is registered, and a worker checks the
     ///   key itself at the first push.
     static func register(
-        _ registration: DeviceRegistration, parsed: ParsedArguments, label: String, checkedKeyText: String? = nil
+        _ registration: DeviceRegistration, parsed: ParsedArguments, label: String, keyPassedFullCheck: Bool = false
     ) async throws(CLIError) -> RegistrationOutcome {
         var configuration = try parsed.storeConfiguration()
         configuration.poolSize = 1
@@ -82,9 +82,9 @@ enum DeviceCommand: Subcommand {
         do {
             let registry = DeviceRegistry(pool: pool)
             let outcome = try await registry.register(registration)
-            if let checkedKeyText {
+            if keyPassedFullCheck, let key = registration.publicKey {
                 do {
-                    try await registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: checkedKeyText)])
+                    try await registry.recordPublicKeyChecks([DevicePublicKey.checkDigest(ofKeyText: key)])
                 } catch {
                     logger.warning("the key check could not be recorded; a worker will check the key again", ["error": .string(error.description)])
                 }
