@@ -34,6 +34,13 @@ public final class PublicKeyCache: Sendable {
         let text: String
         let result: Result<DevicePublicKey, PublicKeyError>
         var lastUse: UInt64
+
+        /// The cached result if `entry` holds this very text, marking it used at `clock`.
+        static func hit(_ entry: inout Entry, text: String, clock: UInt64) -> Result<DevicePublicKey, PublicKeyError>? {
+            guard entry.text == text else { return nil }
+            entry.lastUse = clock
+            return entry.result
+        }
     }
 
     private let state = Mutex(State())
@@ -55,11 +62,12 @@ public final class PublicKeyCache: Sendable {
         let name = id ?? text
         // One hash under the lock, not three: every delivery passes here, from every sealing
         // thread at once.
+        // The entry is used in place (`inout` through the values' `_modify`): reading
+        // `values[index]` copied it, a retain and a release of its text and key each time.
         if let cached = state.withLock({ state -> Result<DevicePublicKey, PublicKeyError>? in
             state.clock += 1
-            guard let index = state.entries.index(forKey: name), state.entries.values[index].text == text else { return nil }
-            state.entries.values[index].lastUse = state.clock
-            return state.entries.values[index].result
+            guard let index = state.entries.index(forKey: name) else { return nil }
+            return Entry.hit(&state.entries.values[index], text: text, clock: state.clock)
         }) {
             return try cached.get()
         }

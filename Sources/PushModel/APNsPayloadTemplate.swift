@@ -56,9 +56,11 @@ public struct APNsPayloadTemplate: Sendable {
         guard let quotedEncryptedData else { return try checked(legacyPayload) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(aps.utf8.count + quotedEncryptedData.count + trailer.utf8.count)
-        bytes.append(contentsOf: aps.utf8)
-        bytes.append(contentsOf: quotedEncryptedData)
-        bytes.append(contentsOf: trailer.utf8)
+        // The job's parts are shared by the threads that seal: appended from where they lie,
+        // not through `append(contentsOf:)`, which takes (retains) its argument.
+        aps.withUTF8InPlace { bytes.append(contentsOf: $0) }
+        quotedEncryptedData.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
+        trailer.withUTF8InPlace { bytes.append(contentsOf: $0) }
         return try checked(bytes)
     }
 
@@ -73,8 +75,7 @@ public struct APNsPayloadTemplate: Sendable {
 /// copied in one piece each.
 enum JSONStringBytes {
     static func append(_ text: String, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { source in
+        text.withUTF8InPlace { source in
             bytes.append(UInt8(ascii: "\""))
             var start = 0
             for index in source.indices {

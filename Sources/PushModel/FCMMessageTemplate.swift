@@ -15,8 +15,13 @@ public struct FCMMessageTemplate: Sendable {
         case normal = "NORMAL"
     }
 
-    private let sharedData: [(key: String, value: String)]
-    private let android: String
+    /// The data fields every device's message carries, written once per job: each as
+    /// `"key":"value"` after a comma, so a body splices them in as they are.
+    private let sharedDataJSON: [UInt8]
+    /// The bytes of the data's keys and values, which FCM's 4 KB data limit counts.
+    private let sharedDataSize: Int
+    /// The `android` block, written once per job.
+    private let androidJSON: [UInt8]
 
     /// - Parameters:
     ///   - collapseKey: replaces an undelivered earlier message with the same key. Only when
@@ -36,11 +41,19 @@ public struct FCMMessageTemplate: Sendable {
         if let experience = job.app.experienceID { data.append(("experienceId", experience)) }
         if let scope = job.app.scopeKey { data.append(("scopeKey", scope)) }
         if let notificationTag { data.append(("tag", notificationTag)) }
-        self.sharedData = data.map { (key: $0.0, value: $0.1) }
+        var sharedDataJSON: [UInt8] = []
+        for (key, value) in data {
+            sharedDataJSON.append(UInt8(ascii: ","))
+            JSONText.appendQuoted(key, to: &sharedDataJSON)
+            sharedDataJSON.append(UInt8(ascii: ":"))
+            JSONText.appendQuoted(value, to: &sharedDataJSON)
+        }
+        self.sharedDataJSON = sharedDataJSON
+        self.sharedDataSize = data.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
         var android = "{\"priority\":\"\(priority.rawValue)\""
         if let ttlSeconds { android += ",\"ttl\":\"\(max(0, ttlSeconds))s\"" }
         if let collapseKey { android += ",\"collapse_key\":" + JSONWriter.quoted(collapseKey) }
-        self.android = android + "}"
+        self.androidJSON = Array((android + "}").utf8)
     }
 
     /// The request body for one device; `encryptedData` nil for a device without a key.
@@ -58,40 +71,31 @@ public struct FCMMessageTemplate: Sendable {
     /// string value (quotes included), `encryptedDataLength` the length of the text it
     /// encodes (what FCM's data limit counts). Spliced in as it is: the worker's hot path.
     public func body(token: String, quotedEncryptedData: [UInt8]?, encryptedDataLength: Int) throws(PayloadError) -> [UInt8] {
-        var dataSize = 0
+        var dataSize = sharedDataSize
         var json: [UInt8] = []
-        json.reserveCapacity(160 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedSize)
+        json.reserveCapacity(40 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedDataJSON.count + androidJSON.count)
         func append(_ text: StaticString) { text.withUTF8Buffer { json.append(contentsOf: $0) } }
+        // The job's parts are shared by the threads that seal: appended from where they lie,
+        // not through `append(contentsOf:)`, which takes (retains) its argument.
+        func append(_ bytes: borrowing [UInt8]) { bytes.withUnsafeBufferPointer { json.append(contentsOf: $0) } }
         append("{\"message\":{\"token\":")
         JSONText.appendQuoted(token, to: &json)
         append(",\"data\":{")
-        var first = true
-        func add(_ key: String, _ value: String) {
-            if !first { json.append(UInt8(ascii: ",")) }
-            first = false
-            JSONText.appendQuoted(key, to: &json)
-            json.append(UInt8(ascii: ":"))
-            JSONText.appendQuoted(value, to: &json)
-            dataSize += key.utf8.count + value.utf8.count
-        }
         if let quotedEncryptedData {
-            first = false
             append("\"encrypted_data\":")
-            json.append(contentsOf: quotedEncryptedData)
+            append(quotedEncryptedData)
             dataSize += "encrypted_data".utf8.count + encryptedDataLength
+            append(sharedDataJSON)
+        } else {
+            // No envelope: the shared fields open the object, without their leading comma.
+            sharedDataJSON.withUnsafeBufferPointer { json.append(contentsOf: $0.dropFirst()) }
         }
-        for (key, value) in sharedData { add(key, value) }
         append("},\"android\":")
-        json.append(contentsOf: android.utf8)
+        append(androidJSON)
         append("}}")
         guard dataSize <= PayloadLimits.fcmData else {
             throw .tooLarge(bytes: dataSize, limit: PayloadLimits.fcmData)
         }
         return json
-    }
-
-    /// Bytes of the shared data and the android block, quoted, to size each body's buffer.
-    private var sharedSize: Int {
-        sharedData.reduce(android.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
     }
 }

@@ -6,8 +6,7 @@
 /// anything to escape (every envelope, most fallback text) is copied in one piece.
 public enum JSONText {
     public static func quote(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { bytes in
+        return text.withUTF8InPlace { bytes in
             guard bytes.contains(where: needsEscape) else {
                 return String(unsafeUninitializedCapacity: bytes.count + 2) { output in
                     output[0] = UInt8(ascii: "\"")
@@ -25,8 +24,7 @@ public enum JSONText {
 
     /// Appends `text` quoted, as UTF-8, to `output`: the same bytes as `quote(text).utf8`.
     public static func appendQuoted(_ text: String, to output: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { appendQuoted($0, to: &output) }
+        text.withUTF8InPlace { appendQuoted($0, to: &output) }
     }
 
     /// True for a byte that may start something to escape: a quote, a backslash, a control

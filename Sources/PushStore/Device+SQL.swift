@@ -8,10 +8,15 @@ extension Platform: SQLEncodable, SQLDecodable {
         try rawValue.encode(into: &buffer)
     }
 
+    /// Compared on the bytes: every device row has one, and `init(rawValue:)` built the
+    /// String and then searched the cases through the runtime's generic string switch.
     public static func decode(_ bytes: UnsafeRawBufferPointer?, type: PostgresType) throws(SQLDecodingError) -> Platform {
+        if let bytes, type.isTextual {
+            if bytes.isText("ios") { return .ios }
+            if bytes.isText("android") { return .android }
+        }
         let text = try String.decode(bytes, type: type)
-        guard let platform = Platform(rawValue: text) else { throw SQLDecodingError("unknown platform \"\(text)\"") }
-        return platform
+        throw SQLDecodingError("unknown platform \"\(text)\"")
     }
 }
 
@@ -22,10 +27,21 @@ extension PushEnvironment: SQLEncodable, SQLDecodable {
         try rawValue.encode(into: &buffer)
     }
 
+    /// Compared on the bytes, as `Platform` is.
     public static func decode(_ bytes: UnsafeRawBufferPointer?, type: PostgresType) throws(SQLDecodingError) -> PushEnvironment {
+        if let bytes, type.isTextual {
+            if bytes.isText("production") { return .production }
+            if bytes.isText("sandbox") { return .sandbox }
+        }
         let text = try String.decode(bytes, type: type)
-        guard let environment = PushEnvironment(rawValue: text) else { throw SQLDecodingError("unknown environment \"\(text)\"") }
-        return environment
+        throw SQLDecodingError("unknown environment \"\(text)\"")
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes are exactly `text`'s UTF-8: lengths first, then the bytes.
+    fileprivate func isText(_ text: StaticString) -> Bool {
+        count == text.utf8CodeUnitCount && text.withUTF8Buffer { elementsEqual($0) }
     }
 }
 

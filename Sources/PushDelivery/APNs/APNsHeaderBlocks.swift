@@ -11,6 +11,10 @@ final class APNsHeaderBlocks: Sendable {
         let key: APNsNotification.SharedHeadersKey
         let authorization: String
         let block: HeaderBlock
+
+        func matches(_ key: APNsNotification.SharedHeadersKey, _ authorization: String) -> Bool {
+            self.key == key && self.authorization == authorization
+        }
     }
 
     static let kept = 16
@@ -19,8 +23,15 @@ final class APNsHeaderBlocks: Sendable {
     func block(for notification: APNsNotification, bearer: BearerToken) -> HeaderBlock {
         let key = notification.sharedHeadersKey
         let authorization = bearer.authorization
-        if let found = entries.withLock({ entries in
-            entries.last { $0.key == key && $0.authorization == authorization }?.block
+        // Compared where they lie, newest first: `last(where:)` ran unspecialised here,
+        // copying each entry (a retain and a release of its strings and block) to test it.
+        if let found = entries.withLock({ entries -> HeaderBlock? in
+            entries.withUnsafeBufferPointer { entries -> HeaderBlock? in
+                for index in entries.indices.reversed() where entries[index].matches(key, authorization) {
+                    return entries[index].block
+                }
+                return nil
+            }
         }) {
             return found
         }

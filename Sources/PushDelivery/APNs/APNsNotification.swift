@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 
 /// The push types APNs knows, with the topic suffix each one requires.
 public enum APNsPushType: String, Sendable, CaseIterable {
@@ -98,8 +99,7 @@ public struct APNsNotification: Sendable {
     /// `utf8.allSatisfy` walked the generic iterator, an index at a time, for the 64
     /// characters of every push's token.
     static func isHex(_ token: String) -> Bool {
-        var token = token
-        return token.withUTF8 { $0.allSatisfy(\.isHexDigit) }
+        token.withUTF8InPlace { $0.allSatisfy(\.isHexDigit) }
     }
 
     /// The headers whose values are new on every push: the device path and our apns-id.

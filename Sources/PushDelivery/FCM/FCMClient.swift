@@ -104,7 +104,14 @@ public final class FCMClient: Service {
 
     /// Every message's headers, encoded once per access token (see `HeaderBlock`).
     private func headerBlock(for bearer: BearerToken) -> HeaderBlock {
-        if let (authorization, block) = latestHeaderBlock.withLock({ $0 }), authorization == bearer.authorization { return block }
+        // Compared under the lock: a copy of the pair taken out cost a retain and a release
+        // of the token's text on every message.
+        if let block = latestHeaderBlock.withLock({ latest -> HeaderBlock? in
+            guard let latest, latest.authorization == bearer.authorization else { return nil }
+            return latest.block
+        }) {
+            return block
+        }
         let block = HeaderBlock([("authorization", bearer.authorization), ("content-type", "application/json; charset=utf-8")])
         latestHeaderBlock.withLock { $0 = (bearer.authorization, block) }
         return block

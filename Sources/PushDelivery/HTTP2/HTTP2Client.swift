@@ -147,10 +147,15 @@ public final class HTTP2Client: Service, RequestCanceller {
     /// permit, the same back-pressure as `send`'s. (libcurl's engine runs the request in a
     /// task adopted by `group`, which waits for the permit and calls `completion`; this call
     /// then returns at once, and the caller's own limit is the only bound.)
+    ///
+    /// `request` is consumed: it moves into the exchange the loop owns, where a copy cost a
+    /// retain and a release of each of its buffers, on every push.
     public nonisolated(nonsending) func submit(
-        _ request: HTTPRequest, group: RequestGroup, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void
+        _ request: consuming HTTPRequest, group: RequestGroup,
+        completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void
     ) async {
         guard case .native(let loop) = loop else {
+            let request = copy request
             group.adopt(Task {
                 let result: Result<HTTPResponse, HTTPClientError>
                 do throws(HTTPClientError) { result = .success(try await self.send(request)) } catch { result = .failure(error) }
@@ -162,15 +167,13 @@ public final class HTTP2Client: Service, RequestCanceller {
             completion(.failure(.cancelled))
             return
         }
-        let exchange: Exchange
-        do {
-            exchange = Exchange(
-                id: nextID.add(1, ordering: .relaxed).newValue, request: request, target: try target(of: request), group: group, now: .now)
-        } catch {
+        let target: RequestTarget
+        do { target = try self.target(of: request) } catch {
             inFlight.release()
             completion(.failure(error))
             return
         }
+        let exchange = Exchange(id: nextID.add(1, ordering: .relaxed).newValue, request: request, target: target, group: group, now: .now)
         exchange.completion = .call(completion)
         exchange.permit = inFlight
         group.enlist(self)
@@ -184,15 +187,24 @@ public final class HTTP2Client: Service, RequestCanceller {
     }
 
     /// The request's parsed target, reusing a recent origin's authority.
-    private func target(of request: HTTPRequest) throws(HTTPClientError) -> RequestTarget {
-        let target: RequestTarget
-        let known = recentOrigins.withLock { $0 }
-        do {
-            target = try RequestTarget(url: request.url, reusing: known)
-        } catch {
-            throw .transport(code: -1, message: "the nghttp2 engine sends https:// URLs only: \(error)")
+    private func target(of request: borrowing HTTPRequest) throws(HTTPClientError) -> RequestTarget {
+        // Parsed under the lock, against the origins where they lie: a copy of the array
+        // taken out of the lock cost a retain and a release of its buffer on every request,
+        // from every sealing thread at once. The parse of a known origin compares a prefix.
+        let parsed = recentOrigins.withLock { known -> (Result<RequestTarget, RequestTarget.ParseError>, isKnown: Bool) in
+            do throws(RequestTarget.ParseError) {
+                let target = try RequestTarget(url: request.url, reusing: known)
+                return (.success(target), known.contains { $0 === target.origin })
+            } catch {
+                return (.failure(error), false)
+            }
         }
-        if !known.contains(where: { $0 === target.origin }) {
+        let target: RequestTarget
+        switch parsed.0 {
+        case .success(let parsedTarget): target = parsedTarget
+        case .failure(let error): throw .transport(code: -1, message: "the nghttp2 engine sends https:// URLs only: \(error)")
+        }
+        if !parsed.isKnown {
             recentOrigins.withLock { origins in
                 // Another request may have added the same origin since `known` was read.
                 guard !origins.contains(target.origin) else { return }

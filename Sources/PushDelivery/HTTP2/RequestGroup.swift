@@ -19,6 +19,11 @@ public final class RequestGroup: Sendable {
     /// loop reads it without the lock as it takes a request, so a request the loop takes
     /// after a cancellation is refused.
     private let cancelledFlag = Atomic<Bool>(false)
+    /// The client enlisted last (its `ObjectIdentifier`'s bits), stored after it is in
+    /// `state`: the group's pushes all go through one or two clients, so enlisting again,
+    /// once per push from every sealing thread, is one load instead of the lock and a hash.
+    /// (The group keeps each enlisted client, so its address cannot be reused meanwhile.)
+    private let lastEnlisted = Atomic<UInt>(0)
 
     public init() {}
 
@@ -50,9 +55,12 @@ public final class RequestGroup: Sendable {
     /// when the group is cancelled; told at once if it already is.
     func enlist(_ client: any RequestCanceller) {
         let key = ObjectIdentifier(client)
+        let bits = UInt(bitPattern: key)
+        if lastEnlisted.load(ordering: .acquiring) == bits { return }
         let cancelNow = state.withLock { state -> Bool in
             if isCancelled { return true }
             if state.cancellers[key] == nil { state.cancellers[key] = client }
+            lastEnlisted.store(bits, ordering: .releasing)
             return false
         }
         if cancelNow { client.cancelRequests(of: self) }

@@ -51,12 +51,12 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     var resetReason: HTTPClientError?
     var isFinished: Bool { completion == nil }
 
-    init(id: UInt64, request: HTTPRequest, target: RequestTarget, group: RequestGroup? = nil, now: ContinuousClock.Instant) {
+    init(id: UInt64, request: consuming HTTPRequest, target: RequestTarget, group: RequestGroup? = nil, now: ContinuousClock.Instant) {
         self.id = id
+        self.deadline = now.advanced(by: request.timeout)
         self.request = request
         self.target = target
         self.group = group
-        self.deadline = now.advanced(by: request.timeout)
     }
 
     /// Resumes the waiting task, or calls the callback, once; later calls are ignored.
@@ -72,6 +72,16 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
         case .call(let callback): callback(result)
         case nil: break
         }
+    }
+
+    /// The response as received, moved out (the exchange is finished with it): copying the
+    /// headers and body into the response cost a retain and a release of each.
+    func takeResponse() -> HTTPResponse {
+        var headers: [String: String] = [:]
+        var body: [UInt8] = []
+        swap(&headers, &responseHeaders)
+        swap(&body, &responseBody)
+        return HTTPResponse(status: status, headers: headers, body: body, httpVersion: 2)
     }
 
     /// Back to the state of a request not yet sent, for a stream the server refused

@@ -436,17 +436,22 @@ final class H2Connection {
     func received(status: Int, for streamID: Int32) {
         guard let exchange = exchange(onStream: streamID) else { return }
         exchange.status = status
-        // A final response after an interim one (1xx) starts its headers afresh.
-        exchange.responseHeaders.removeAll()
+        // A final response after an interim one (1xx) starts its headers afresh. (Only then:
+        // emptying an empty dictionary still replaces its storage.)
+        if !exchange.responseHeaders.isEmpty { exchange.responseHeaders.removeAll() }
     }
 
     /// One response header, as nghttp2 hands it over (names arrive lower-cased: nghttp2
     /// rejects any other). Only the headers the request asked for become Strings.
     func received(header name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, for streamID: Int32) {
         guard let exchange = exchange(onStream: streamID) else { return }
-        if let wanted = exchange.request.responseHeaderNames,
-           !wanted.contains(where: { RequestHeaders.equals(name, string: $0) }) {
-            return
+        if let wanted = exchange.request.responseHeaderNames {
+            var isWanted = false
+            for wantedName in wanted where RequestHeaders.equals(name, string: wantedName) {
+                isWanted = true
+                break
+            }
+            guard isWanted else { return }
         }
         // No capacity reserved up front: a push keeps one header or none (APNs's `apns-id`
         // on success, nothing from FCM), and `reserveCapacity` on the String dictionary ran
@@ -474,9 +479,7 @@ final class H2Connection {
         } else if let reason = exchange.resetReason {
             delegate.connection(self, finished: exchange, with: .failure(reason))
         } else if errorCode == NGHTTP2_NO_ERROR.rawValue, exchange.status > 0 {
-            let response = HTTPResponse(
-                status: exchange.status, headers: exchange.responseHeaders, body: exchange.responseBody, httpVersion: 2)
-            delegate.connection(self, finished: exchange, with: .success(response))
+            delegate.connection(self, finished: exchange, with: .success(exchange.takeResponse()))
         } else {
             let why = String(cString: nghttp2_http2_strerror(errorCode))
             delegate.connection(self, finished: exchange, with: .failure(.connectionFailed("stream closed by \(host): \(why)")))
@@ -498,16 +501,15 @@ final class H2Connection {
     /// Copies the next part of a request body into nghttp2's frame buffer.
     func requestBody(for streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
         guard let exchange = exchange(onStream: streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        let body = exchange.request.body
-        let count = min(length, body.count - exchange.bodySent)
-        if count > 0 {
-            body.withUnsafeBufferPointer { source in
-                guard let base = source.baseAddress else { return }
-                buffer.update(from: base + exchange.bodySent, count: count)
-            }
-            exchange.bodySent += count
+        // Read where it lies: a local copy of the body cost a retain and a release per call.
+        let sent = exchange.bodySent
+        let (count, total) = exchange.request.body.withUnsafeBufferPointer { source -> (Int, Int) in
+            let count = min(length, source.count - sent)
+            if count > 0, let base = source.baseAddress { buffer.update(from: base + sent, count: count) }
+            return (max(count, 0), source.count)
         }
-        if exchange.bodySent == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        exchange.bodySent += count
+        if exchange.bodySent == total { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
     }
 }

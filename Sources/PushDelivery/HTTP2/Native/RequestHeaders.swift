@@ -1,4 +1,5 @@
 import CNGHTTP2
+import PushRuntime
 
 /// The header block of a request as nghttp2 takes it: the four pseudo-headers, then the
 /// request's own headers with lower-cased names. Headers that HTTP/2 forbids (connection-
@@ -8,32 +9,21 @@ import CNGHTTP2
 /// values are copied (names lower-cased) into one byte buffer, the `nghttp2_nv` entries
 /// point into it, and `nghttp2_submit_request` copies the block before it is freed.
 enum RequestHeaders {
+    ///
+    /// The request is read where it lies in the exchange (which the caller keeps alive),
+    /// its arrays through their buffers: a local copy of the request, or a `for` loop over
+    /// one of its arrays, cost a retain and a release of each buffer, on every push.
     static func withNameValues<Result>(for exchange: Exchange, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Result) -> Result {
-        let request = exchange.request
-        var capacity = 96 + exchange.target.authority.utf8.count + exchange.target.path.utf8.count
-        for header in request.headers { capacity += header.name.utf8.count + header.value.utf8.count }
-        let shared = request.sharedHeaders
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
-            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: request.headers.count + (shared?.fields.count ?? 0) + 5) { fields in
-                var block = Block(storage: storage, fields: fields, unique: request.uniqueHeaderNames)
-                block.add(":method", request.method.rawValue, lowercasing: false)
-                block.add(":scheme", "https", lowercasing: false)
-                block.add(":authority", exchange.target.authority, lowercasing: false)
-                block.add(":path", exchange.target.path, lowercasing: false)
-                var hasLength = shared?.hasContentLength ?? false
-                for header in request.headers {
-                    guard let name = block.add(header.name, header.value, lowercasing: true) else { continue }
-                    if name == .contentLength { hasLength = true }
-                }
-                if request.method == .post, !hasLength {
-                    block.add("content-length", String(request.body.count), lowercasing: false)
-                }
-                guard let shared else { return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount])) }
-                // The shared fields point into the block itself, alive as long as the
-                // request; nghttp2 copies every field before `nghttp2_submit_request` returns.
-                return shared.bytes.withUnsafeBufferPointer { bytes in
-                    block.add(shared.fields, in: bytes)
-                    return body(UnsafeBufferPointer(rebasing: fields[..<block.fieldCount]))
+        exchange.request.headers.withUnsafeBufferPointer { headers in
+            var capacity = 96 + exchange.target.authority.utf8.count + exchange.target.path.utf8.count
+            for index in headers.indices { capacity += headers[index].name.utf8.count + headers[index].value.utf8.count }
+            let sharedCount = exchange.request.sharedHeaders?.fields.count ?? 0
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
+                withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: headers.count + sharedCount + 5) { fields in
+                    exchange.request.uniqueHeaderNames.withUnsafeBufferPointer { unique in
+                        var block = Block(storage: storage, fields: fields, unique: unique)
+                        return block.build(for: exchange, headers: headers, body)
+                    }
                 }
             }
         }
@@ -49,13 +39,42 @@ enum RequestHeaders {
     private struct Block {
         let storage: UnsafeMutableBufferPointer<UInt8>
         let fields: UnsafeMutableBufferPointer<nghttp2_nv>
-        let unique: [String]
+        let unique: UnsafeBufferPointer<String>
         var used = 0
         var fieldCount = 0
 
+        /// The pseudo-headers, the request's own headers, `content-length` for a POST
+        /// without one, and the shared block's fields; `body` gets the finished list.
+        mutating func build<Result>(
+            for exchange: Exchange, headers: UnsafeBufferPointer<(name: String, value: String)>,
+            _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Result
+        ) -> Result {
+            let method = exchange.request.method
+            add(":method", method.rawValue, lowercasing: false)
+            add(":scheme", "https", lowercasing: false)
+            add(":authority", exchange.target.authority, lowercasing: false)
+            add(":path", exchange.target.path, lowercasing: false)
+            var hasLength = exchange.request.sharedHeaders?.hasContentLength ?? false
+            for index in headers.indices where add(headers[index].name, headers[index].value, lowercasing: true) == .contentLength {
+                hasLength = true
+            }
+            if method == .post, !hasLength {
+                add("content-length", String(exchange.request.body.count), lowercasing: false)
+            }
+            guard let shared = exchange.request.sharedHeaders else {
+                return body(UnsafeBufferPointer(rebasing: fields[..<fieldCount]))
+            }
+            // The shared fields point into the block itself, alive as long as the request;
+            // nghttp2 copies every field before `nghttp2_submit_request` returns.
+            return shared.bytes.withUnsafeBufferPointer { bytes in
+                shared.fields.withUnsafeBufferPointer { sharedFields in add(sharedFields, in: bytes) }
+                return body(UnsafeBufferPointer(rebasing: fields[..<fieldCount]))
+            }
+        }
+
         /// Appends a shared block's fields, pointing into its bytes (already lower-cased
         /// and checked, see `HeaderBlock`).
-        mutating func add(_ shared: [HeaderBlock.Field], in bytes: UnsafeBufferPointer<UInt8>) {
+        mutating func add(_ shared: UnsafeBufferPointer<HeaderBlock.Field>, in bytes: UnsafeBufferPointer<UInt8>) {
             guard let base = bytes.baseAddress else { return }
             let start = UnsafeMutablePointer(mutating: base)
             for field in shared {
@@ -70,33 +89,41 @@ enum RequestHeaders {
         /// Appends one field; nil (and nothing appended) for a name HTTP/2 forbids.
         @discardableResult
         mutating func add(_ name: String, _ value: String, lowercasing: Bool) -> Name? {
-            var name = name
-            var value = value
             guard let base = storage.baseAddress else { return nil }
             let nameStart = used
-            let kept = name.withUTF8 { bytes -> Bool in
-                let stored = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count])
-                _ = stored.update(fromContentsOf: bytes)
-                if lowercasing { RequestHeaders.lowercaseASCII(stored) }
-                used += bytes.count
-                return !RequestHeaders.isForbidden(UnsafeBufferPointer(stored))
-            }
-            guard kept else {
+            let nameLength = append(name)
+            let stored = UnsafeMutableBufferPointer(rebasing: storage[nameStart..<nameStart + nameLength])
+            if lowercasing { RequestHeaders.lowercaseASCII(stored) }
+            guard !RequestHeaders.isForbidden(UnsafeBufferPointer(stored)) else {
                 used = nameStart
                 return nil
             }
             let valueStart = used
-            value.withUTF8 { bytes in
-                _ = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count]).update(fromContentsOf: bytes)
-                used += bytes.count
-            }
+            append(value)
             let storedName = UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart])
-            let indexed = !unique.contains { RequestHeaders.equals(storedName, string: $0) }
+            var indexed = true
+            for uniqueName in unique where RequestHeaders.equals(storedName, string: uniqueName) {
+                indexed = false
+                break
+            }
             fields[fieldCount] = nghttp2_nv(
                 name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
                 flags: UInt8(indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
             fieldCount += 1
             return RequestHeaders.equals(storedName, "content-length") ? .contentLength : .other
+        }
+
+        /// Copies `text`'s bytes to `storage` at `used`, which moves past them; their count.
+        /// Read in place (`withUTF8InPlace`): a copy of the String for the mutating `withUTF8`
+        /// cost a retain and a release of its storage, several per header of every push.
+        @discardableResult
+        private mutating func append(_ text: String) -> Int {
+            let count = text.withUTF8InPlace { bytes in
+                _ = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count]).update(fromContentsOf: bytes)
+                return bytes.count
+            }
+            used += count
+            return count
         }
     }
 
@@ -135,7 +162,6 @@ enum RequestHeaders {
     /// neither a copy of the string nor a byte compared.
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, string text: String) -> Bool {
         guard bytes.count == text.utf8.count else { return false }
-        var text = text
-        return text.withUTF8 { bytes.elementsEqual($0) }
+        return text.withUTF8InPlace { bytes.elementsEqual($0) }
     }
 }

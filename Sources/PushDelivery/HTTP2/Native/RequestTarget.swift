@@ -1,3 +1,5 @@
+import PushRuntime
+
 /// Where an `https://` request goes: the connection it can share (`connectionKey`) and the
 /// `:authority` and `:path` it asks for.
 ///
@@ -54,8 +56,7 @@ struct RequestTarget: Sendable, Equatable {
     /// parse would have found, without reading the authority again or making its strings.
     /// A push's URL differs from the last one only in its path.
     init(url: String, reusing known: [Origin]) throws(ParseError) {
-        var url = url
-        let parsed = url.withUTF8 { bytes -> Result<(Origin, String), ParseError> in
+        let parsed = url.withUTF8InPlace { bytes -> Result<(Origin, String), ParseError> in
             for origin in known {
                 if let path = Self.path(of: bytes, after: origin.prefix) { return .success((origin, path)) }
             }
