@@ -5,6 +5,9 @@
 #   bash Deploy/bench.sh crypto      envelopes/s vs raw RSA-OAEP (no servers needed)
 #   bash Deploy/bench.sh pipeline    end to end: queued jobs → pushes accepted, CPU per delivery,
 #                                    peak memory, and the aioapns peer sender (see its help)
+#   bash Deploy/bench.sh instructions [--baseline OTHER_PUSHD] [--small N] [--large N]
+#                                    a worker's instructions per delivery under callgrind (valgrind),
+#                                    deterministic where CPU time here is not (bench/instructions.py)
 #
 # The emulator runs with two processes on a free port (in fast mode for `apns`).
 set -euo pipefail
@@ -34,7 +37,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "$EMULATOR_VENV/bin/python" Deploy/emulator/make_credentials.py \
     --out "$BENCH/credentials" --bundle com.example.app --port "$port" >/dev/null
 # Fast mode keeps counts only; the pipeline benchmark needs each push's arrival time.
-mode=--fast; [ "$what" = "pipeline" ] && mode=""
+mode=--fast; [ "$what" = "pipeline" ] || [ "$what" = "instructions" ] && mode=""
 bash Deploy/emulator/run.sh $mode --workers 2 --port "$port" --admin-port 0 --state-dir "$BENCH/emulator" \
     --config "$BENCH/credentials/emulator-config.json" >"$BENCH/emulator.out" 2>"$BENCH/emulator.log" </dev/null &
 emulator=$!
@@ -55,5 +58,42 @@ case "$what" in
             --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
             --credentials "$BENCH/credentials" --emulator-admin "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_url"])' "$BENCH/emulator.out")" "$@"
         ;;
-    *) echo "unknown benchmark $what (apns, crypto, pipeline)" >&2; exit 64 ;;
+    instructions)
+        # Instructions per delivery under callgrind: two backlog drains of different sizes
+        # per build, so what does not grow with deliveries cancels out. Deterministic where
+        # CPU time on this VM is not; see Deploy/bench/instructions.py for what it leaves out.
+        command -v valgrind >/dev/null || ensure_debian_packages valgrind
+        bash Deploy/local/services.sh start >/dev/null
+        eval "$(bash Deploy/local/services.sh env)"
+        "$PUSHD" migrate >/dev/null
+        small=2000 large=12000 baseline=""
+        while [ $# -gt 0 ]; do
+            case "$1" in
+                --small) small=$2; shift 2 ;;
+                --large) large=$2; shift 2 ;;
+                --baseline) baseline=$2; shift 2 ;;
+                *) echo "instructions: unknown option $1 (--small N, --large N, --baseline OTHER_PUSHD)" >&2; exit 64 ;;
+            esac
+        done
+        admin=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_url"])' "$BENCH/emulator.out")
+        report=("$small" "$large")
+        for build in this ${baseline:+baseline}; do
+            binary=$PUSHD; [ "$build" = baseline ] && binary=$baseline
+            # valgrind cannot read the DWARF 5 of a Swift build: a copy without it (the symbols stay).
+            objcopy --strip-debug "$binary" "$BENCH/pushd-$build"
+            files=()
+            for deliveries in "$small" "$large"; do
+                rm -f "$BENCH/callgrind.$build.$deliveries".*
+                PUSHD_BENCH_WORKER_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$BENCH/callgrind.$build.$deliveries.%p" \
+                    "$BENCH/pushd-$build" bench pipeline --emulator-url "https://127.0.0.1:$port" --ca-file "$BENCH/emulator/ca.pem" \
+                    --credentials "$BENCH/credentials" --emulator-admin "$admin" --only backlog --backlog "$deliveries" \
+                    >"$BENCH/instructions.$build.$deliveries.log" 2>&1 \
+                    || { tail -n 20 "$BENCH/instructions.$build.$deliveries.log" >&2; exit 1; }
+                files+=("$(ls "$BENCH/callgrind.$build.$deliveries".* | head -n 1)")
+            done
+            report+=("$build" "${files[@]}")
+        done
+        python3 Deploy/bench/instructions.py report "${report[@]}"
+        ;;
+    *) echo "unknown benchmark $what (apns, crypto, instructions, pipeline)" >&2; exit 64 ;;
 esac

@@ -1,4 +1,5 @@
 import CNGHTTP2
+import Glibc
 import PushRuntime
 
 /// The header block of a request as nghttp2 takes it: the four pseudo-headers, then the
@@ -119,7 +120,10 @@ enum RequestHeaders {
         @discardableResult
         private mutating func append(_ text: String) -> Int {
             let count = text.withUTF8InPlace { bytes in
-                _ = UnsafeMutableBufferPointer(rebasing: storage[used..<used + bytes.count]).update(fromContentsOf: bytes)
+                precondition(used + bytes.count <= storage.count, "header block larger than measured")
+                if let source = bytes.baseAddress, let base = storage.baseAddress {
+                    (base + used).update(from: source, count: bytes.count)
+                }
                 return bytes.count
             }
             used += count
@@ -151,9 +155,18 @@ enum RequestHeaders {
     }
 
     /// Lengths first: almost every comparison here is between names of different lengths,
-    /// which `elementsEqual` would only find out byte by byte.
+    /// which `elementsEqual` would only find out byte by byte. Then `memcmp`: the generic
+    /// `elementsEqual` compared one byte per iteration, for every header of every push.
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        bytes.count == text.utf8CodeUnitCount && text.withUTF8Buffer { bytes.elementsEqual($0) }
+        bytes.count == text.utf8CodeUnitCount && text.withUTF8Buffer { sameBytes(bytes, $0) }
+    }
+
+    /// Whether the two hold the same bytes (`memcmp` once the lengths agree).
+    @inline(__always)
+    static func sameBytes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard left.count == right.count else { return false }
+        guard let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return left.isEmpty }
+        return memcmp(leftBase, rightBase, left.count) == 0
     }
 
     /// Through the string's contiguous bytes: comparing with its `utf8` view went through
@@ -162,6 +175,6 @@ enum RequestHeaders {
     /// neither a copy of the string nor a byte compared.
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, string text: String) -> Bool {
         guard bytes.count == text.utf8.count else { return false }
-        return text.withUTF8InPlace { bytes.elementsEqual($0) }
+        return text.withUTF8InPlace { sameBytes(bytes, $0) }
     }
 }
