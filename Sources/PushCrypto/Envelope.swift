@@ -115,7 +115,11 @@ public enum JSONString {
 
     /// True when `quote` would copy every character as it is: no quotation mark, no
     /// backslash, no control character.
+    ///
+    /// On the contiguous bytes: through the `utf8` view's iterator, a key id cost 700-800
+    /// instructions per envelope (callgrind).
     public static func needsNoEscape(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        let plain: (UInt8) -> Bool = { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(plain) } ?? text.utf8.allSatisfy(plain)
     }
 }

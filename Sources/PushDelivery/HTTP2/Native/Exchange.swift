@@ -50,6 +50,11 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     /// Why the loop reset the stream itself (a response too large), reported when it closes.
     var resetReason: HTTPClientError?
     var isFinished: Bool { completion == nil }
+    /// Its links in the loop's `OutstandingExchanges` while it is listed there. The previous
+    /// one is not retained: each listed exchange is held by the one before it, or the list.
+    var isOutstanding = false
+    var nextOutstanding: Exchange?
+    unowned(unsafe) var previousOutstanding: Exchange?
 
     init(id: UInt64, request: consuming HTTPRequest, target: RequestTarget, group: RequestGroup? = nil, now: ContinuousClock.Instant) {
         self.id = id

@@ -29,12 +29,16 @@ final class H2LoopCore: H2ConnectionDelegate {
     private let resolveInBackground: (_ connectionID: Int, _ host: String, _ port: Int) -> Void
     private let counters: H2EngineCounters
 
-    /// Every request not yet answered, by id (for cancellation and deadlines).
-    private var outstanding: [UInt64: Exchange] = [:]
+    /// Every request not yet answered (for cancellation and deadlines).
+    private var outstanding = OutstandingExchanges()
     /// Requests waiting for a stream, per host and port, oldest first. A host's queue stays
     /// while it has a connection, empty or not: dropped whenever a pass emptied it, it was
     /// allocated and hashed in again for the next request, most passes.
     private var waiting: [String: WaitingQueue] = [:]
+    /// The queue a request was last added to: a worker's requests go to one or two hosts, and
+    /// the key is the origin's own string, so the comparison is a pointer's where a lookup in
+    /// `waiting` hashed the key for every request. Dropped with the queue (`dropQueue`).
+    private var lastQueue: (key: String, queue: WaitingQueue)?
     private var connections: [String: [H2Connection]] = [:]
     private var connectionsByID: [Int: H2Connection] = [:]
     private var nextConnectionID = 1
@@ -57,6 +61,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 
     deinit {
+        outstanding.removeAll()
         readBuffer.deallocate()
         cipherSink.deallocate()
     }
@@ -70,13 +75,13 @@ final class H2LoopCore: H2ConnectionDelegate {
             exchange.complete(.failure(.cancelled))
             return
         }
-        outstanding[exchange.id] = exchange
+        outstanding.insert(exchange)
         queue(for: exchange.target.connectionKey).append(exchange)
         nextDeadline = min(nextDeadline, exchange.deadline)
     }
 
     func cancel(_ id: UInt64) {
-        guard let exchange = outstanding[id] else { return }
+        guard let exchange = outstanding.first(id: id) else { return }
         abandon(exchange)
         finish(exchange, with: .failure(.cancelled))
     }
@@ -84,7 +89,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     /// Cancels the group's requests still outstanding: a walk over them all, but only when a
     /// job is cancelled (a worker stopping), never per request.
     func cancel(_ group: RequestGroup) {
-        for exchange in Array(outstanding.values) where exchange.group === group {
+        for exchange in outstanding.all where exchange.group === group {
             abandon(exchange)
             finish(exchange, with: .failure(.cancelled))
         }
@@ -156,16 +161,23 @@ final class H2LoopCore: H2ConnectionDelegate {
             }
             close(connection)
         }
-        for exchange in Array(outstanding.values) { finish(exchange, with: .failure(.shutDown)) }
+        for exchange in outstanding.all { finish(exchange, with: .failure(.shutDown)) }
     }
 
     // MARK: - Scheduling
 
     private func queue(for key: String) -> WaitingQueue {
-        if let queue = waiting[key] { return queue }
-        let queue = WaitingQueue()
+        if let lastQueue, lastQueue.key == key { return lastQueue.queue }
+        let queue = waiting[key] ?? WaitingQueue()
         waiting[key] = queue
+        lastQueue = (key, queue)
         return queue
+    }
+
+    /// Forgets the host's queue (it holds nothing the loop still has to send).
+    private func dropQueue(for key: String) {
+        waiting[key] = nil
+        if lastQueue?.key == key { lastQueue = nil }
     }
 
     private func schedule(now: ContinuousClock.Instant) {
@@ -203,7 +215,7 @@ final class H2LoopCore: H2ConnectionDelegate {
             // timed out at once): nothing will close the host's queue, so drop it here.
             if queue.isEmpty, hosts.isEmpty { abandoned.append(key) }
         }
-        for key in abandoned where waiting[key]?.isEmpty == true { waiting[key] = nil }
+        for key in abandoned where waiting[key]?.isEmpty == true { dropQueue(for: key) }
     }
 
     /// The ready connection with room and the fewest streams in flight.
@@ -242,7 +254,7 @@ final class H2LoopCore: H2ConnectionDelegate {
 
     private func enforceDeadlines(now: ContinuousClock.Instant) {
         var next = now + .seconds(1)
-        for exchange in Array(outstanding.values) {
+        for exchange in outstanding.all {
             if exchange.deadline <= now {
                 if let connection = connectionsByID[exchange.connectionID], exchange.streamID > 0 {
                     connection.sendPing(now: now)
@@ -280,7 +292,7 @@ final class H2LoopCore: H2ConnectionDelegate {
     }
 
     private func finish(_ exchange: Exchange, with result: Result<HTTPResponse, HTTPClientError>) {
-        outstanding.removeValue(forKey: exchange.id)
+        outstanding.remove(exchange)
         exchange.complete(result)
     }
 
@@ -301,7 +313,7 @@ final class H2LoopCore: H2ConnectionDelegate {
             queue.removeFirst()
             if !next.isFinished { finish(next, with: .failure(error)) }
         }
-        waiting[connection.connectionKey] = nil
+        dropQueue(for: connection.connectionKey)
     }
 
     @discardableResult
@@ -311,7 +323,7 @@ final class H2LoopCore: H2ConnectionDelegate {
         connections[connection.connectionKey]?.removeAll { $0 === connection }
         if connections[connection.connectionKey]?.isEmpty == true {
             connections[connection.connectionKey] = nil
-            if waiting[connection.connectionKey]?.isEmpty == true { waiting[connection.connectionKey] = nil }
+            if waiting[connection.connectionKey]?.isEmpty == true { dropQueue(for: connection.connectionKey) }
         }
         return remaining
     }
