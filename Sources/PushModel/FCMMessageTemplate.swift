@@ -73,7 +73,9 @@ public struct FCMMessageTemplate: Sendable {
     public func body(token: String, quotedEncryptedData: [UInt8]?, encryptedDataLength: Int) throws(PayloadError) -> [UInt8] {
         var dataSize = sharedDataSize
         var json: [UInt8] = []
-        json.reserveCapacity(40 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedDataJSON.count + androidJSON.count)
+        // 63 bytes of fixed text with an envelope (46 without), and room for a few escapes in
+        // the token: too little, and every body was copied once into a buffer twice its size.
+        json.reserveCapacity(80 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedDataJSON.count + androidJSON.count)
         func append(_ text: StaticString) { text.withUTF8Buffer { json.append(contentsOf: $0) } }
         // The job's parts are shared by the threads that seal: appended from where they lie,
         // not through `append(contentsOf:)`, which takes (retains) its argument.
