@@ -21,8 +21,8 @@ struct OutstandingExchangesTests {
         list.remove(exchanges[0])  // the tail
         #expect(list.all.map(\.id) == [4, 2])
         #expect(list.count == 2)
-        #expect(list.first(id: 4) === exchanges[3])
-        #expect(list.first(id: 3) == nil)
+        #expect(list.all.first { $0.id == 4 } === exchanges[3])
+        #expect(list.all.first { $0.id == 3 } == nil)
         // Listed once however often inserted; removing one not listed changes nothing.
         list.insert(exchanges[1])
         list.remove(exchanges[2])

@@ -71,9 +71,9 @@ final class CurlMultiLoop: Sendable {
         }
     }
 
-    func cancel(_ id: UInt64) {
+    func cancel(_ transfer: Transfer) {
         inbox.withLock { inbox in
-            inbox.cancelled.append(id)
+            inbox.cancelled.append(transfer)
             wakeIfRunning(inbox)
         }
     }
@@ -112,8 +112,8 @@ final class CurlMultiLoop: Sendable {
             for transfer in started {
                 if start(transfer, reusing: idleHandles.popLast()) { active[transfer.id] = transfer }
             }
-            for id in cancelled {
-                guard let transfer = active.removeValue(forKey: id) else { continue }
+            for cancelledTransfer in cancelled {
+                guard let transfer = active.removeValue(forKey: cancelledTransfer.id) else { continue }
                 finish(transfer, with: .failure(.cancelled), idleHandles: &idleHandles)
             }
             if stopping && active.isEmpty { break }

@@ -132,7 +132,7 @@ public final class HTTP2Client: Service, RequestCanceller {
                 }
             }
         } onCancel: {
-            loop.cancel(id)
+            loop.cancel(exchange)
         }
         return try result.get()
     }
@@ -224,8 +224,8 @@ public final class HTTP2Client: Service, RequestCanceller {
                     transfer.complete(.failure(.shutDown))
                 }
             }
-        } onCancel: { [loop, id = transfer.id] in
-            loop.cancel(id)
+        } onCancel: { [loop] in
+            loop.cancel(transfer)
         }
         return try result.get()
     }

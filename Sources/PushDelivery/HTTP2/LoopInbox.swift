@@ -13,7 +13,9 @@ struct LoopInbox<Item> {
     }
 
     var started: [Item] = []
-    var cancelled: [UInt64] = []
+    /// Requests whose senders gave up, handed over as themselves: the loop takes each out of
+    /// what it holds directly, with no look-up by id.
+    var cancelled: [Item] = []
     var stopping = false
     var thread = ThreadState.notStarted
 
@@ -41,7 +43,7 @@ struct LoopInbox<Item> {
 
     /// For the loop thread: what arrived since the last call, moved out (not copied, so the
     /// lock is held for a few moves).
-    mutating func take() -> (started: [Item], cancelled: [UInt64], stopping: Bool) {
+    mutating func take() -> (started: [Item], cancelled: [Item], stopping: Bool) {
         defer {
             started = []
             cancelled = []

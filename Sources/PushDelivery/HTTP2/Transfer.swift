@@ -7,7 +7,8 @@ import Foundation
 /// `@unchecked Sendable` is safe because ownership moves exactly once: the caller builds
 /// it and sets `continuation`, then hands it to the loop through the loop's locked inbox;
 /// from then on only the loop thread reads or writes it, including the curl callbacks
-/// (which libcurl invokes on the thread calling `curl_multi_perform`, the loop thread).
+/// (which libcurl invokes on the thread calling `curl_multi_perform`, the loop thread). A
+/// cancellation handler only hands the reference back through the same inbox.
 final class Transfer: @unchecked Sendable {  // safe: see the proof above
     typealias Completion = CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>
 

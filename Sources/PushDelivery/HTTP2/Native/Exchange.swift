@@ -5,7 +5,8 @@ import PushRuntime
 /// `@unchecked Sendable` is safe because ownership moves exactly once: the sender builds
 /// it and sets `completion`, then hands it to the loop through the loop's locked inbox;
 /// from then on only the loop thread reads or writes it, including nghttp2's callbacks,
-/// which run inside the loop's own `nghttp2_session_mem_recv`/`mem_send` calls. (`group` is
+/// which run inside the loop's own `nghttp2_session_mem_recv`/`mem_send` calls. A
+/// cancellation handler only hands the reference back through the same inbox. (`group` is
 /// immutable and itself Sendable.)
 final class Exchange: @unchecked Sendable {  // safe: see the proof above
     typealias Result = Swift.Result<HTTPResponse, HTTPClientError>

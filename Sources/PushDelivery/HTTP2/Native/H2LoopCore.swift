@@ -80,8 +80,9 @@ final class H2LoopCore: H2ConnectionDelegate {
         nextDeadline = min(nextDeadline, exchange.deadline)
     }
 
-    func cancel(_ id: UInt64) {
-        guard let exchange = outstanding.first(id: id) else { return }
+    /// Ends a request its sender gave up on, if the loop still holds it.
+    func cancel(_ exchange: Exchange) {
+        guard exchange.isOutstanding else { return }
         abandon(exchange)
         finish(exchange, with: .failure(.cancelled))
     }

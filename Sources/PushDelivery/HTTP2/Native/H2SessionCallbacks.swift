@@ -27,8 +27,8 @@ final class H2SessionCallbacks {
 /// because every callback runs inside one of the connection's own methods (`handle` and
 /// `flush`, which call `mem_recv` and `mem_send` on its session), and the loop calls those
 /// through a strong reference it holds for the whole call; the connection frees its session
-/// before it goes. (Taking it as a strong reference here cost
-/// a retain and a release per callback, four or five callbacks per push.)
+/// before it goes. (Taking it as a strong reference here cost a retain and a release per
+/// callback, four or five callbacks per push.)
 @inline(__always)
 private func withConnection<Result>(_ userData: UnsafeMutableRawPointer?, otherwise: Result, _ body: (H2Connection) -> Result) -> Result {
     guard let userData else { return otherwise }

@@ -76,8 +76,8 @@ final class NativeHTTP2Loop: Sendable {
         return accepted
     }
 
-    func cancel(_ id: UInt64) {
-        inbox.withLock { $0.requests.cancelled.append(id) }
+    func cancel(_ exchange: Exchange) {
+        inbox.withLock { $0.requests.cancelled.append(exchange) }
         doorbell.announceUrgently()
     }
 
@@ -144,7 +144,7 @@ final class NativeHTTP2Loop: Sendable {
                 stopping = stop
                 if !started.isEmpty { lastRequestTaken = .now }
                 for exchange in started { core.accept(exchange) }
-                for id in cancelled { core.cancel(id) }
+                for exchange in cancelled { core.cancel(exchange) }
                 for group in cancelledGroups { core.cancel(group) }
                 for (connectionID, result) in resolved { core.resolved(connectionID: connectionID, result) }
             } else if sleptLightlyUntilTimeout {

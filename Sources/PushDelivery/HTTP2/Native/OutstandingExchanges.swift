@@ -1,9 +1,10 @@
 /// The exchanges a loop holds until they finish, linked through the exchanges themselves.
 ///
 /// Adding and removing one is a few pointer writes; the dictionary by id it replaces hashed
-/// the id twice per request and kept storage of its own. Finding one by id (a cancelled
-/// `send`, which is rare) walks the list, as cancelling a group and enforcing deadlines
-/// already walk every request. Loop thread only, like the exchanges' own loop state.
+/// the id twice per request and kept storage of its own. A cancelled request reaches the
+/// loop as its exchange (`LoopInbox.cancelled`), so nothing is looked up by id; cancelling a
+/// group and enforcing deadlines walk every request, as they did. Loop thread only, like the
+/// exchanges' own loop state.
 struct OutstandingExchanges {
     private(set) var count = 0
     private var head: Exchange?
@@ -32,15 +33,6 @@ struct OutstandingExchanges {
         exchange.previousOutstanding = nil
         exchange.nextOutstanding = nil
         count -= 1
-    }
-
-    func first(id: UInt64) -> Exchange? {
-        var cursor = head
-        while let exchange = cursor {
-            if exchange.id == id { return exchange }
-            cursor = exchange.nextOutstanding
-        }
-        return nil
     }
 
     /// Every listed exchange, newest first: a copy, so the caller may finish them as it goes.

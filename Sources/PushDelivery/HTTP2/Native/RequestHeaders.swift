@@ -10,8 +10,7 @@ import PushRuntime
 /// values are copied (names lower-cased) into one byte buffer, the `nghttp2_nv` entries
 /// point into it, and `nghttp2_submit_request` copies the block before it is freed.
 enum RequestHeaders {
-    ///
-    /// The request is read where it lies in the exchange (which the caller keeps alive),
+    /// Calls `body` with the request's header block. The request is read where it lies in the exchange (which the caller keeps alive),
     /// its arrays through their buffers: a local copy of the request, or a `for` loop over
     /// one of its arrays, cost a retain and a release of each buffer, on every push.
     static func withNameValues<Result>(for exchange: Exchange, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Result) -> Result {
