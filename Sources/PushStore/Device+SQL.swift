@@ -60,13 +60,24 @@ extension Device {
     static let publicKeyCheckedColumn: SQLQuery =
         "EXISTS (SELECT 1 FROM pushd_public_key_checks c WHERE c.digest = sha256(convert_to(d.public_key, 'UTF8')))"
 
+    /// Column by column, not through `decode((...).self)`: a parameter pack is decoded
+    /// through the generic path, unspecialised, with a witness-table call and an exclusivity
+    /// check per column, and this runs once per delivery (callgrind: 7,100 instructions per
+    /// row, 4,400 column by column). The indices are `columns`' order.
     convenience init(row: SQLRow) throws(StoreError) {
-        let (id, recipientID, platform, appID, environment, token, publicKey, keyID, keyRegisteredAt, tokenRegisteredAt, appVersion,
-             publicKeyChecked) =
-            try row.decode((Int64, String, Platform, String, PushEnvironment, String, String?, String?, Date?, Date, String?, Bool).self)
+        try row.requireColumnCount(12)
         self.init(
-            id: id, recipientID: recipientID, platform: platform, appID: appID, environment: environment, token: token,
-            publicKey: publicKey, keyID: keyID, keyRegisteredAt: keyRegisteredAt, tokenRegisteredAt: tokenRegisteredAt,
-            appVersion: appVersion, publicKeyChecked: publicKeyChecked)
+            id: try row.decode(Int64.self, column: 0),
+            recipientID: try row.decode(String.self, column: 1),
+            platform: try row.decode(Platform.self, column: 2),
+            appID: try row.decode(String.self, column: 3),
+            environment: try row.decode(PushEnvironment.self, column: 4),
+            token: try row.decode(String.self, column: 5),
+            publicKey: try row.decode(String?.self, column: 6),
+            keyID: try row.decode(String?.self, column: 7),
+            keyRegisteredAt: try row.decode(Date?.self, column: 8),
+            tokenRegisteredAt: try row.decode(Date.self, column: 9),
+            appVersion: try row.decode(String?.self, column: 10),
+            publicKeyChecked: try row.decode(Bool.self, column: 11))
     }
 }

@@ -40,14 +40,20 @@ public struct SQLRow: Sendable {
     public func decode<each Value: SQLDecodable>(_ types: (repeat each Value).Type) throws(StoreError) -> (repeat each Value) {
         var expected = 0
         for _ in repeat (each Value).self { expected += 1 }
-        guard expected == result.columns.count else {
-            throw .unexpectedResult("decoding \(expected) columns from a row of \(result.columns.count)")
-        }
+        try requireColumnCount(expected)
         var column = 0
         func next<Next: SQLDecodable>(_ type: Next.Type) throws(StoreError) -> Next {
             defer { column += 1 }
             return try decode(type, column: column)
         }
         return (repeat try next((each Value).self))
+    }
+
+    /// Throws unless the row has exactly `count` columns, as `decode((...).self)` checks; for
+    /// a hot path that decodes column by column (`Device.init(row:)` says why).
+    public func requireColumnCount(_ count: Int) throws(StoreError) {
+        guard count == result.columns.count else {
+            throw .unexpectedResult("decoding \(count) columns from a row of \(result.columns.count)")
+        }
     }
 }

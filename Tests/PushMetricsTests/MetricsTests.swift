@@ -28,6 +28,23 @@ struct MetricsTests {
         #expect(text.contains("pushd_delivery_seconds_count 3"))
     }
 
+    @Test("a duration since an instant is observed in seconds, whole and fraction")
+    func observedSince() throws {
+        let registry = MetricsRegistry()
+        let latency = registry.histogram("pushd_seal_seconds", help: "Sealing.", buckets: [0.2, 2, 1000])
+        let series = latency.series()
+        // Instants in the past, so the elapsed time is at least these, whatever the machine's speed.
+        series.observe(since: ContinuousClock.now - .milliseconds(250))
+        series.observe(since: ContinuousClock.now - .milliseconds(2500))
+        let text = registry.render()
+        #expect(text.contains(#"pushd_seal_seconds_bucket{le="0.2"} 0"#), "a quarter of a second is more than 0.2 s")
+        #expect(text.contains(#"pushd_seal_seconds_bucket{le="2"} 1"#), "two and a half seconds are more than 2 s")
+        #expect(text.contains(#"pushd_seal_seconds_bucket{le="1000"} 2"#))
+        let sumLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("pushd_seal_seconds_sum ") })
+        let sum = try #require(Double(sumLine.dropFirst("pushd_seal_seconds_sum ".count)))
+        #expect(sum >= 2.75 && sum < 1000, "the sum is \(sum)")
+    }
+
     @Test("label values are escaped")
     func escaping() {
         let registry = MetricsRegistry()
