@@ -47,11 +47,17 @@ public final class HistogramSeries: Sendable {
 
     /// Observes the seconds elapsed since `start`.
     ///
-    /// Divided as durations (two 128-bit integers converted to `Double`), not through
-    /// `components`, whose 128-bit division by 10^18 ran twice per observation: 745
-    /// instructions per delivery for its two observations, now none (callgrind).
+    /// From the attoseconds, in 64 bits when they fit (under 18 s: nearly every observation),
+    /// not through `components`, whose 128-bit division by 10^18 ran twice per observation,
+    /// nor the generic conversion of a 128-bit integer to `Double` (callgrind: 745, then 392
+    /// instructions per delivery for its two observations).
     public func observe(since start: ContinuousClock.Instant) {
-        observe((ContinuousClock.now - start) / .seconds(1))
+        let attoseconds = (ContinuousClock.now - start).attoseconds
+        if let small = UInt64(exactly: attoseconds) {
+            observe(Double(small) / 1e18)
+        } else {
+            observe(Double(attoseconds) / 1e18)
+        }
     }
 
     var snapshot: Counts { counts.withLock { $0 } }

@@ -276,7 +276,9 @@ struct FieldReader {
         var strings: [String] = []
         strings.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            guard case .string(let text) = item, !text.isEmpty, text.unicodeScalars.count <= 1024 else {
+            // A text of at most 1024 UTF-8 bytes has at most 1024 scalars: counted only past
+            // that (this runs for every recipient of every job).
+            guard case .string(let text) = item, !text.isEmpty, text.utf8.count <= 1024 || text.unicodeScalars.count <= 1024 else {
                 throw JobValidationError("\(child(key))[\(index)]", "must be a non-empty string of at most 1024 characters")
             }
             strings.append(text)

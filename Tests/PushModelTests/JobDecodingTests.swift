@@ -49,6 +49,22 @@ struct JobDecodingTests {
         #expect(error?.description.contains(expected) == true, "\(error?.description ?? "no error") should mention \(expected)")
     }
 
+    @Test("a recipient id is at most 1024 characters, counted as Unicode scalars, not bytes")
+    func recipientIDLength() throws {
+        func job(_ id: String) throws -> NotificationJob {
+            let json = #"{"version":1,"job_id":"x","app":{"ios_bundle_id":"b"},"recipients":{"recipient_ids":[""# + id
+                + #""]},"content":{"title":"t","message":"m"},"fallback":{"title":"f","message":"f"}}"#
+            return try NotificationJob(json: Data(json.utf8))
+        }
+        // 1024 two-byte scalars: 2048 bytes, within the limit.
+        #expect(try job(String(repeating: "é", count: 1024)).recipients == .recipientIDs([String(repeating: "é", count: 1024)]))
+        #expect(try job(String(repeating: "a", count: 1024)).recipients == .recipientIDs([String(repeating: "a", count: 1024)]))
+        for tooLong in [String(repeating: "a", count: 1025), String(repeating: "é", count: 1025), String(repeating: "😀", count: 1025)] {
+            let error = #expect(throws: JobValidationError.self) { try job(tooLong) }
+            #expect(error?.description.contains("recipients.recipient_ids[0]") == true)
+        }
+    }
+
     @Test("more than the maximum recipients is refused")
     func tooManyRecipients() {
         let ids = (0...NotificationJob.maximumRecipients).map { "\"r\($0)\"" }.joined(separator: ",")
