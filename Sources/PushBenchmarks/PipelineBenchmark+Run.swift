@@ -204,6 +204,22 @@ final class PipelineRun {
         }
     }
 
+    /// When the emulator received the last push it accepted (seconds since 1970, its clock
+    /// and ours being the same machine's): the end of a drain, to the microsecond.
+    func lastArrival() async throws -> Double {
+        let probe = try await pushesPage(since: Int.max - 1, limit: 1)
+        guard let last = probe["last_seq"] as? Int, last > 0,
+              let push = (try await pushesPage(since: last - 1, limit: 1)["pushes"] as? [[String: Any]])?.first,
+              let at = push["received_at"] as? Double
+        else { throw BenchmarkError("the emulator's log has no last push with its arrival time (is it in --fast mode?)") }
+        return at
+    }
+
+    private func pushesPage(since: Int, limit: Int) async throws -> [String: Any] {
+        let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/pushes?since=\(since)&limit=\(limit)"))
+        return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+    }
+
     /// Every accepted push's job id (collapse id) and arrival time.
     func arrivals() async throws -> [(jobID: String, at: Double)] {
         var cursor = 0
