@@ -8,6 +8,10 @@
 #   bash Deploy/bench.sh instructions [--baseline OTHER_PUSHD] [--small N] [--large N]
 #                                    a worker's instructions per delivery under callgrind (valgrind),
 #                                    deterministic where CPU time here is not (bench/instructions.py)
+#   bash Deploy/bench.sh cluster [--jobs N]
+#                                    the issue's own measure: the main job (Deploy/cluster.sh) plus N
+#                                    more demo jobs (1000), the two workers' CPU over their whole
+#                                    lives per push answered (bench/cluster_cpu.py); stops the cluster
 #
 # The emulator runs with two processes on a free port (in fast mode for `apns`).
 set -euo pipefail
@@ -27,6 +31,27 @@ else
 fi
 
 if [ "$what" = "crypto" ]; then exec "$PUSHD" bench crypto "$@"; fi
+if [ "$what" = "cluster" ]; then
+    if [ -n "${PUSHD_BINARY:-}" ]; then
+        echo "cluster: Deploy/cluster.sh builds and runs this checkout; PUSHD_BINARY is not used there" >&2
+        exit 64
+    fi
+    jobs=1000
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --jobs) jobs=$2; shift 2 ;;
+            *) echo "cluster: unknown option $1 (--jobs N)" >&2; exit 64 ;;
+        esac
+    done
+    # The main job as the README runs it (its own build, emulator and servers), then the
+    # extra jobs; the cluster is stopped afterwards, since this script started it.
+    trap 'bash Deploy/cluster.sh stop >/dev/null 2>&1 || true' EXIT
+    bash Deploy/cluster.sh >"$PUSHD_STATE_DIR/bench-cluster.log" 2>&1 \
+        || { tail -n 20 "$PUSHD_STATE_DIR/bench-cluster.log" >&2; exit 1; }
+    eval "$(bash Deploy/local/services.sh env)"
+    python3 Deploy/bench/cluster_cpu.py "$PUSHD_REPO/.build/release/pushd" "$PUSHD_STATE_DIR/cluster" "$jobs"
+    exit
+fi
 
 BENCH="$PUSHD_STATE_DIR/bench"
 mkdir -p "$BENCH"
@@ -95,5 +120,5 @@ case "$what" in
         done
         python3 Deploy/bench/instructions.py report "${report[@]}"
         ;;
-    *) echo "unknown benchmark $what (apns, crypto, instructions, pipeline)" >&2; exit 64 ;;
+    *) echo "unknown benchmark $what (apns, cluster, crypto, instructions, pipeline)" >&2; exit 64 ;;
 esac

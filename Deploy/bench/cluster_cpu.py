@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The issue's own measurement of a worker's CPU per push, on the README's main job.
+
+Issue 12 measured `main` this way: the main job (`bash Deploy/cluster.sh`, two workers) plus
+1,000 more demo jobs, then the two worker processes' CPU time over their whole lives divided
+by the pushes they answered. That counts what `bench pipeline`'s backlog drain leaves out:
+each worker's start-up, its first connections and the demo's small jobs. This script runs
+after `Deploy/cluster.sh` (whose workers must still be running): it enqueues the extra jobs
+(the demo batch's, under new ids), waits until every job is done, and prints the figures.
+
+A worker's CPU is read from its process CPU clock (`clock_getcpuclockid`: nanoseconds, every
+thread it ever ran), not from /proc's ticks. Standard library only.
+
+Usage: cluster_cpu.py PUSHD RUN_DIR EXTRA_JOBS
+"""
+import ctypes
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+
+WORKER_METRICS_PORTS = (19464, 19465)  # Deploy/cluster.sh's worker-1 and worker-2
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("seconds", ctypes.c_long), ("nanoseconds", ctypes.c_long)]
+
+
+def process_cpu_seconds(pid):
+    libc = ctypes.CDLL(None, use_errno=True)
+    clock, now = ctypes.c_int(), Timespec()
+    if libc.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0 or libc.clock_gettime(clock, ctypes.byref(now)) != 0:
+        raise SystemExit(f"cannot read the CPU clock of process {pid}")
+    return now.seconds + now.nanoseconds / 1e9
+
+
+def peak_mib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def metric_sum(name):
+    total = 0.0
+    for port in WORKER_METRICS_PORTS:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith(name) and not line.startswith("#"):
+                    total += float(line.rsplit(" ", 1)[1])
+    return int(total)
+
+
+def envelope_microseconds(pushd):
+    out = subprocess.run([pushd, "bench", "crypto"], capture_output=True, text=True, check=True).stdout
+    match = re.search(r"envelopes sealed \(JSON as the worker embeds it\), 1 core\s*:\s*(\d+)", out)
+    if not match:
+        raise SystemExit("bench crypto printed no one-core envelope rate")
+    return 1e6 / int(match.group(1))
+
+
+def main():
+    pushd, run, extra = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    with open(f"{run}/jobs.ndjson") as demo:
+        jobs = [json.loads(line) for line in demo if line.strip()]
+    before = metric_sum("pushd_jobs_completed_total")
+    tag = uuid.uuid4().hex[:8]
+    more = "\n".join(json.dumps({**jobs[k % len(jobs)], "job_id": f"more-{tag}-{k}"}) for k in range(extra)) + "\n"
+    subprocess.run([pushd, "enqueue"], input=more, text=True, check=True, stdout=subprocess.DEVNULL)
+    expected = before + extra
+    last, still = -1, 0
+    while (done := metric_sum("pushd_jobs_completed_total")) < expected:
+        still = still + 1 if done == last else 0
+        if still > 300:  # a minute without progress
+            raise SystemExit(f"stalled: {done} of {expected} jobs done")
+        last = done
+        time.sleep(0.2)
+    answered = metric_sum("pushd_deliveries_total")
+    pids = [int(open(f"{run}/worker-{n}.pid").read()) for n in (1, 2)]
+    cpu = [process_cpu_seconds(pid) for pid in pids]
+    envelope = envelope_microseconds(pushd)
+    per_push = sum(cpu) * 1e6 / max(answered, 1)
+    print(f"bench cluster: the main job plus {extra} demo jobs ({expected} jobs, {answered} pushes answered by two workers)")
+    for pid, seconds in zip(pids, cpu):
+        print(f"  worker {pid}: CPU {seconds:.3f} s over its life, peak RSS {peak_mib(pid):.1f} MiB")
+    print(f"  CPU per push (both workers, start-up included): {per_push:.1f} µs")
+    print(f"  crypto, 1 core: {envelope:.1f} µs per envelope; ratio {per_push / envelope:.2f} (target <= 2)")
+
+
+if __name__ == "__main__":
+    main()
