@@ -39,16 +39,18 @@ if [ "$what" = "cluster" ]; then
     jobs=1000
     while [ $# -gt 0 ]; do
         case "$1" in
-            --jobs) jobs=$2; shift 2 ;;
+            --jobs) jobs=${2:-}; shift $(( $# > 1 ? 2 : 1 )) ;;
             *) echo "cluster: unknown option $1 (--jobs N)" >&2; exit 64 ;;
         esac
     done
+    [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "cluster: --jobs needs a positive number of jobs" >&2; exit 64; }
     # The main job as the README runs it (its own build, emulator and servers), then the
     # extra jobs; the cluster is stopped afterwards, since this script started it.
     trap 'bash Deploy/cluster.sh stop >/dev/null 2>&1 || true' EXIT
     bash Deploy/cluster.sh >"$PUSHD_STATE_DIR/bench-cluster.log" 2>&1 \
         || { tail -n 20 "$PUSHD_STATE_DIR/bench-cluster.log" >&2; exit 1; }
-    eval "$(bash Deploy/local/services.sh env)"
+    services_env=$(bash Deploy/local/services.sh env)  # a failure stops here (set -e), not at the enqueue
+    eval "$services_env"
     python3 Deploy/bench/cluster_cpu.py "$PUSHD_REPO/.build/release/pushd" "$PUSHD_STATE_DIR/cluster" "$jobs"
     exit
 fi

@@ -43,14 +43,25 @@ def peak_mib(pid):
     return int(line.split()[1]) / 1024
 
 
-def metric_sum(name):
+def metric_sum(name, labels_excluded=()):
+    """The sum of a counter's series over both workers, leaving out series whose labels hold
+    any of `labels_excluded` (e.g. `result="requeued"`)."""
     total = 0.0
     for port in WORKER_METRICS_PORTS:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
             for line in response.read().decode().splitlines():
-                if line.startswith(name) and not line.startswith("#"):
-                    total += float(line.rsplit(" ", 1)[1])
+                if not (line.startswith(name + "{") or line.startswith(name + " ")):
+                    continue
+                if any(label in line for label in labels_excluded):
+                    continue
+                total += float(line.rsplit(" ", 1)[1])
     return int(total)
+
+
+def jobs_settled():
+    """Jobs done for good: acked, dead-lettered or expired. A requeued job is counted again
+    when it is settled, and a split one lives on as its chunk jobs."""
+    return metric_sum("pushd_jobs_completed_total", labels_excluded=('result="requeued"', 'result="split"'))
 
 
 def envelope_microseconds(pushd):
@@ -63,15 +74,19 @@ def envelope_microseconds(pushd):
 
 def main():
     pushd, run, extra = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if extra < 1:
+        raise SystemExit("the number of extra jobs must be at least 1")
     with open(f"{run}/jobs.ndjson") as demo:
         jobs = [json.loads(line) for line in demo if line.strip()]
-    before = metric_sum("pushd_jobs_completed_total")
+    before = jobs_settled()
+    if before < len(jobs):
+        raise SystemExit(f"the main job's demo batch is not done ({before} of {len(jobs)} jobs): see Deploy/cluster.sh's log")
     tag = uuid.uuid4().hex[:8]
     more = "\n".join(json.dumps({**jobs[k % len(jobs)], "job_id": f"more-{tag}-{k}"}) for k in range(extra)) + "\n"
     subprocess.run([pushd, "enqueue"], input=more, text=True, check=True, stdout=subprocess.DEVNULL)
     expected = before + extra
     last, still = -1, 0
-    while (done := metric_sum("pushd_jobs_completed_total")) < expected:
+    while (done := jobs_settled()) < expected:
         still = still + 1 if done == last else 0
         if still > 300:  # a minute without progress
             raise SystemExit(f"stalled: {done} of {expected} jobs done")
