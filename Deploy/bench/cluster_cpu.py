@@ -29,10 +29,12 @@ class Timespec(ctypes.Structure):
     _fields_ = [("seconds", ctypes.c_long), ("nanoseconds", ctypes.c_long)]
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def process_cpu_seconds(pid):
-    libc = ctypes.CDLL(None, use_errno=True)
     clock, now = ctypes.c_int(), Timespec()
-    if libc.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0 or libc.clock_gettime(clock, ctypes.byref(now)) != 0:
+    if LIBC.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0 or LIBC.clock_gettime(clock, ctypes.byref(now)) != 0:
         raise SystemExit(f"cannot read the CPU clock of process {pid}")
     return now.seconds + now.nanoseconds / 1e9
 

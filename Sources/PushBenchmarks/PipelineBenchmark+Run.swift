@@ -231,8 +231,7 @@ final class PipelineRun {
     func arrivals(after cursor: inout Int) async throws -> [(jobID: String, at: Double)] {
         var all: [(String, Double)] = []
         while true {
-            let response = try await admin.send(HTTPRequest(method: .get, url: setup.adminURL + "/pushes?since=\(cursor)&limit=200"))
-            let page = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+            let page = try await pushesPage(since: cursor, limit: 200)
             let pushes = page["pushes"] as? [[String: Any]] ?? []
             if pushes.isEmpty { return all }
             for push in pushes {
