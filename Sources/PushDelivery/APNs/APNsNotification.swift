@@ -126,7 +126,7 @@ public struct APNsNotification: Sendable {
 
     /// What decides `sharedHeaders`, besides the provider token: the same for every device
     /// of a job (of one platform and environment).
-    struct SharedHeadersKey: Equatable, Sendable {
+    struct SharedHeadersKey: Hashable, Sendable {
         let bundleID: String
         let pushType: APNsPushType
         let priority: Priority
