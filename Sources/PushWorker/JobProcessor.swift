@@ -216,14 +216,13 @@ final class JobProcessor: Sendable {
         do { payload = try context.apnsTemplate.payload(quotedEncryptedData: envelope?.bytes) } catch {
             return .failure(Refused(outcome: .rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)))
         }
-        // Built where it is stored: a local `let` handed on was copied (its token, bundle id,
-        // collapse id and payload retained, then released), once per push.
-        return .success(PreparedAPNs(client: client, notification: APNsNotification(
+        let notification = APNsNotification(
             deviceToken: device.token, bundleID: device.appID,
             environment: device.environment == .sandbox ? .sandbox : .production,
             pushType: .alert, priority: context.job.delivery.priority == .high ? .immediate : .conservesPower,
             expiration: context.apnsExpiration, collapseID: context.collapseID,
-            payload: payload)))
+            payload: payload)
+        return .success(PreparedAPNs(client: client, notification: notification))
     }
 
     /// The token was accepted in the other APNs environment: record that, so later pushes go
