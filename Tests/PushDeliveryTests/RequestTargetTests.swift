@@ -46,6 +46,9 @@ struct RequestTargetTests {
         let reused = try RequestTarget(url: url, reusing: [other, known])
         #expect(reused.origin === known)
         #expect(reused == (try RequestTarget(url: url)))
+        // What the client's table of recent origins is told: reused, or new to add.
+        #expect(try RequestTarget.parse(url: url, reusing: [other, known]).reused)
+        #expect(try !RequestTarget.parse(url: url, reusing: [other]).reused)
     }
 
     @Test("an origin is not reused for a URL whose authority only begins the same", arguments: [
@@ -57,6 +60,7 @@ struct RequestTargetTests {
         let reused = try? RequestTarget(url: url, reusing: [known])
         #expect(reused?.origin !== known)
         #expect(reused == fresh)
+        #expect((try? RequestTarget.parse(url: url, reusing: [known]))?.reused != true)
     }
 
     @Test("refused: other schemes, user information, no host, bad ports, whitespace", arguments: [

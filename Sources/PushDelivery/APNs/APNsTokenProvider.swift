@@ -43,8 +43,10 @@ public final class APNsTokenProvider: Sendable {
     public func bearer() throws(JWSSignerError) -> BearerToken {
         try current.withLock { (current) throws(JWSSignerError) -> BearerToken in
             let now = self.now()
-            if let existing = current, now.timeIntervalSince(existing.issuedAt) < renewAfter {
-                return existing.bearer
+            // Read in place: `if let existing = current` copied the pair (a retain and a
+            // release of the token every sealing thread shares) on every push.
+            if let issuedAt = current?.issuedAt, now.timeIntervalSince(issuedAt) < renewAfter, let bearer = current?.bearer {
+                return bearer
             }
             let fresh = try issue(at: now)
             current = fresh

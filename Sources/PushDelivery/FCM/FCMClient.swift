@@ -104,11 +104,11 @@ public final class FCMClient: Service {
 
     /// Every message's headers, encoded once per access token (see `HeaderBlock`).
     private func headerBlock(for bearer: BearerToken) -> HeaderBlock {
-        // Compared under the lock: a copy of the pair taken out cost a retain and a release
-        // of the token's text on every message.
+        // Compared under the lock, in place: a copy of the pair (taken out, or bound by
+        // `guard let`) cost a retain and a release of the token's text on every message.
         if let block = latestHeaderBlock.withLock({ latest -> HeaderBlock? in
-            guard let latest, latest.authorization == bearer.authorization else { return nil }
-            return latest.block
+            guard latest?.authorization == bearer.authorization else { return nil }
+            return latest?.block
         }) {
             return block
         }

@@ -193,8 +193,8 @@ public final class HTTP2Client: Service, RequestCanceller {
         // from every sealing thread at once. The parse of a known origin compares a prefix.
         let parsed = recentOrigins.withLock { known -> (Result<RequestTarget, RequestTarget.ParseError>, isKnown: Bool) in
             do throws(RequestTarget.ParseError) {
-                let target = try RequestTarget(url: request.url, reusing: known)
-                return (.success(target), known.contains { $0 === target.origin })
+                let (target, reused) = try RequestTarget.parse(url: request.url, reusing: known)
+                return (.success(target), reused)
             } catch {
                 return (.failure(error), false)
             }

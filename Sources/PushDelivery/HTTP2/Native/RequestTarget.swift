@@ -56,18 +56,29 @@ struct RequestTarget: Sendable, Equatable {
     /// parse would have found, without reading the authority again or making its strings.
     /// A push's URL differs from the last one only in its path.
     init(url: String, reusing known: [Origin]) throws(ParseError) {
-        let parsed = url.withUTF8InPlace { bytes -> Result<(Origin, String), ParseError> in
+        self = try Self.parse(url: url, reusing: known).target
+    }
+
+    /// `init(url:reusing:)`, and whether the origin came from `known` (one pass over them:
+    /// a second, to ask whether it was there, retained each origin again on every push).
+    static func parse(url: String, reusing known: [Origin]) throws(ParseError) -> (target: RequestTarget, reused: Bool) {
+        let parsed = url.withUTF8InPlace { bytes -> Result<(Origin, String, Bool), ParseError> in
             for origin in known {
-                if let path = Self.path(of: bytes, after: origin.prefix) { return .success((origin, path)) }
+                if let path = Self.path(of: bytes, after: origin.prefix) { return .success((origin, path, true)) }
             }
             return Self.parse(bytes).map { host, port, authority, path in
-                (Origin(host: host, port: port, authority: authority), path)
+                (Origin(host: host, port: port, authority: authority), path, false)
             }
         }
         switch parsed {
-        case .success(let parts): (origin, path) = parts
+        case .success(let (origin, path, reused)): return (RequestTarget(origin: origin, path: path), reused)
         case .failure(let error): throw error
         }
+    }
+
+    private init(origin: Origin, path: String) {
+        self.origin = origin
+        self.path = path
     }
 
     /// The path and query of `bytes` if they start with `prefix` and the authority ends
