@@ -76,28 +76,36 @@ public struct FCMMessageTemplate: Sendable {
         // 63 bytes of fixed text with an envelope (46 without), and room for a few escapes in
         // the token: too little, and every body was copied once into a buffer twice its size.
         json.reserveCapacity(80 + token.utf8.count + (quotedEncryptedData?.count ?? 0) + sharedDataJSON.count + androidJSON.count)
-        func append(_ text: StaticString) { text.withUTF8Buffer { json.append(contentsOf: $0) } }
+        // Appended through static functions taking the buffer `inout`: local functions that
+        // captured it made every append a run-time exclusivity check (five per message).
         // The job's parts are shared by the threads that seal: appended from where they lie,
         // not through `append(contentsOf:)`, which takes (retains) its argument.
-        func append(_ bytes: borrowing [UInt8]) { bytes.withUnsafeBufferPointer { json.append(contentsOf: $0) } }
-        append("{\"message\":{\"token\":")
+        Self.append("{\"message\":{\"token\":", to: &json)
         JSONText.appendQuoted(token, to: &json)
-        append(",\"data\":{")
+        Self.append(",\"data\":{", to: &json)
         if let quotedEncryptedData {
-            append("\"encrypted_data\":")
-            append(quotedEncryptedData)
+            Self.append("\"encrypted_data\":", to: &json)
+            Self.append(quotedEncryptedData, to: &json)
             dataSize += "encrypted_data".utf8.count + encryptedDataLength
-            append(sharedDataJSON)
+            Self.append(sharedDataJSON, to: &json)
         } else {
             // No envelope: the shared fields open the object, without their leading comma.
             sharedDataJSON.withUnsafeBufferPointer { json.append(contentsOf: $0.dropFirst()) }
         }
-        append("},\"android\":")
-        append(androidJSON)
-        append("}}")
+        Self.append("},\"android\":", to: &json)
+        Self.append(androidJSON, to: &json)
+        Self.append("}}", to: &json)
         guard dataSize <= PayloadLimits.fcmData else {
             throw .tooLarge(bytes: dataSize, limit: PayloadLimits.fcmData)
         }
         return json
+    }
+
+    private static func append(_ text: StaticString, to json: inout [UInt8]) {
+        text.withUTF8Buffer { json.append(contentsOf: $0) }
+    }
+
+    private static func append(_ bytes: borrowing [UInt8], to json: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { json.append(contentsOf: $0) }
     }
 }
