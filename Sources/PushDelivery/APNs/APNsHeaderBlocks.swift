@@ -1,45 +1,62 @@
 import Synchronization
 
-/// The shared header blocks of the latest kinds of push (`APNsNotification.SharedHeadersKey`
-/// and provider token), so the devices of a job share one, encoded once.
+/// The shared header blocks of the kinds of push being sent (`APNsNotification.SharedHeadersKey`)
+/// under the current provider token and the one before it, so the devices of a job share
+/// one block, encoded once.
 ///
-/// Looked up once per push, from every sealing thread, so by hash: the blocks of the
-/// current provider token by key. A list of the last 16 searched newest first was tested
-/// entry by entry, and several jobs run at once, so a push tested three to six entries,
-/// each a copy or a retain of objects the other sealing threads were touching too (33, then
-/// 7, reference-count operations per delivery in callgrind). The key hashes the bundle id and
-/// collapse id, about 60 bytes; the provider token (some 250) is compared, not hashed, and
-/// is usually the very same string, which `==` sees without reading it.
+/// Looked up once per push, from every sealing thread, so by hash: the key's five fields
+/// (mostly the bundle id and collapse id, some 60 bytes) are hashed; the provider token (some
+/// 250 bytes) is compared, not hashed, and is usually the very same string, which `==` sees
+/// without reading it. Two generations of tokens: after a renewal, pushes signed with the old
+/// token (resends after a lost connection, bearers taken just before) keep using their blocks
+/// instead of each emptying the new token's table and being emptied by it in turn.
 final class APNsHeaderBlocks: Sendable {
-    private struct State {
-        /// The provider token (the `authorization` value) every block in `blocks` carries.
+    private struct Generation {
+        /// The provider token (the `authorization` value) every block here carries.
         var authorization = ""
         var blocks: [APNsNotification.SharedHeadersKey: HeaderBlock] = [:]
     }
 
-    /// More kinds of push than this at once is unusual (a worker delivers a few jobs at a
-    /// time); past it the table starts again, which costs a block rebuilt per kind.
+    private struct State {
+        var current = Generation()
+        var previous = Generation()
+    }
+
+    /// Kinds of push kept per token. More at once is unusual (a worker delivers a few jobs
+    /// at a time); past it that token's table starts again, which costs a block rebuilt per kind.
     static let kept = 64
     private let state = Mutex(State())
 
     func block(for notification: APNsNotification, bearer: BearerToken) -> HeaderBlock {
         let authorization = bearer.authorization
         let key = notification.sharedHeadersKey
-        if let found = state.withLock({ state in state.authorization == authorization ? state.blocks[key] : nil }) {
+        if let found = state.withLock({ state -> HeaderBlock? in
+            if state.current.authorization == authorization { return state.current.blocks[key] }
+            if state.previous.authorization == authorization { return state.previous.blocks[key] }
+            return nil
+        }) {
             return found
         }
         let block = HeaderBlock(notification.sharedHeaders(authorization: authorization))
         state.withLock { state in
-            // A new provider token replaces the old within seconds (pushes already signed
-            // with the old one finish with it): its blocks go.
-            if state.authorization != authorization {
-                state.authorization = authorization
-                state.blocks.removeAll(keepingCapacity: true)
-            } else if state.blocks.count >= Self.kept {
-                state.blocks.removeAll(keepingCapacity: true)
+            if state.current.authorization == authorization {
+                Self.insert(block, for: key, into: &state.current)
+            } else if state.previous.authorization == authorization {
+                Self.insert(block, for: key, into: &state.previous)
+            } else {
+                // A token not seen yet: a renewal. The current one becomes the previous.
+                state.previous = state.current
+                state.current = Generation(authorization: authorization, blocks: [key: block])
             }
-            state.blocks[key] = block
         }
         return block
+    }
+
+    /// How many blocks are held, for tests of the bound.
+    var count: Int { state.withLock { $0.current.blocks.count + $0.previous.blocks.count } }
+
+    private static func insert(_ block: HeaderBlock, for key: APNsNotification.SharedHeadersKey, into generation: inout Generation) {
+        if generation.blocks.count >= kept { generation.blocks.removeAll(keepingCapacity: true) }
+        generation.blocks[key] = block
     }
 }
