@@ -29,6 +29,9 @@ extension ConnectionPool {
                 counters.opened.add(1, ordering: .relaxed)
                 logger.debug("postgres connection opened", ["connection": .string(connection.name)])
                 await connected(connection)
+                // Callers that waited the growth delay while this one was being opened and
+                // still wait get the next one.
+                if state.withLock({ $0.machine.growForOverdueWaiters() }) { startConnectionAttempts() }
                 return
             } catch {
                 counters.failedAttempts.add(1, ordering: .relaxed)

@@ -15,7 +15,9 @@ extension ConnectionPool {
                     continuation.resume(returning: .failure(error))
                 case .wait(let startConnecting):
                     if startConnecting { startConnectionAttempts() }
-                    armTimer(waiter: id, deadline: deadline)
+                    let growth = startConnecting || configuration.poolGrowthDelay <= .zero
+                        ? nil : ContinuousClock.now + configuration.poolGrowthDelay
+                    armTimer(waiter: id, growthCheck: growth, deadline: deadline)
                     // A cancellation that came before the waiter was queued found nothing to remove.
                     if Task.isCancelled { abandon(waiter: id, with: .cancelled) }
                 }
@@ -68,8 +70,15 @@ extension ConnectionPool {
         }
     }
 
-    private func armTimer(waiter id: UInt64, deadline: ContinuousClock.Instant) {
+    /// One task per waiting caller, cancelled when it is served: at `growthCheck` (if any) it
+    /// asks the pool to grow for the caller, at `deadline` it fails the caller.
+    private func armTimer(waiter id: UInt64, growthCheck: ContinuousClock.Instant?, deadline: ContinuousClock.Instant) {
         let timer = Task { [weak self] in
+            if let growthCheck {
+                try? await Task.sleep(until: growthCheck, clock: .continuous)
+                guard !Task.isCancelled else { return }
+                self?.growIfStillWaiting(waiter: id)
+            }
             try? await Task.sleep(until: deadline, clock: .continuous)
             guard !Task.isCancelled else { return }
             self?.abandon(waiter: id, with: .poolTimeout(waited: .zero, lastConnectError: nil))
@@ -81,6 +90,13 @@ extension ConnectionPool {
             return true
         }
         if !stillWaiting { timer.cancel() }
+    }
+
+    private func growIfStillWaiting(waiter id: UInt64) {
+        if state.withLock({ $0.machine.growIfStillWaiting(id: id) }) {
+            logger.debug("postgres pool growing for a caller that waited", ["waited_ms": .int(Int(configuration.poolGrowthDelay.wholeMilliseconds))])
+            startConnectionAttempts()
+        }
     }
 
     func close(_ connection: PostgresConnection) async {

@@ -4,7 +4,8 @@ import Synchronization
 /// A bounded pool of `PostgresConnection`s, the one object the rest of pushd shares.
 ///
 /// - Connections are opened lazily, when a caller needs one and fewer than `poolSize` exist;
-///   each runs on its own thread.
+///   each runs on its own thread. The first is opened at once; another only for a caller
+///   that has waited `poolGrowthDelay` for a busy one, one at a time.
 /// - A caller waits at most `acquireTimeout` for a connection; while the server is
 ///   unreachable the pool keeps trying to connect, with `reconnectBackoff` between attempts,
 ///   and the caller's timeout error names the last connection failure.
@@ -43,7 +44,8 @@ public final class ConnectionPool: Sendable {
     public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "pushd.store")) {
         self.configuration = configuration
         self.logger = logger.with(["database": .string(configuration.redactedDescription)])
-        state = Mutex(State(machine: PoolStateMachine(maximumConnections: max(1, configuration.poolSize))))
+        state = Mutex(State(machine: PoolStateMachine(
+            maximumConnections: max(1, configuration.poolSize), growsAfterWaiting: configuration.poolGrowthDelay > .zero)))
     }
 
     /// Runs one statement on a pooled connection.

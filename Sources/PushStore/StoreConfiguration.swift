@@ -20,6 +20,12 @@ public struct StoreConfiguration: Sendable {
     public private(set) var parameters: [String: String]
     /// Connections the pool opens at most. Each has its own thread.
     public var poolSize: Int = 4
+    /// How long a caller waits for a busy connection before the pool opens another for it
+    /// (one at a time, up to `poolSize`); `.zero` opens one for every queued caller at once.
+    /// The first connection is always opened at once. See `PoolStateMachine` for why; 100 ms
+    /// because a worker's first 32 jobs, prefetched at once, queue their look-ups on the first
+    /// connection for 50–100 ms on a loaded two-core host (10 ms still opened all four).
+    public var poolGrowthDelay: Duration = .milliseconds(100)
     /// Server-side limit for each statement (`statement_timeout`); nil for none.
     public var statementTimeout: Duration? = .seconds(30)
     /// Limit for opening one connection (libpq `connect_timeout`, whole seconds, at least 2).

@@ -77,6 +77,7 @@ public struct WorkerAssembly: Sendable {
         do {
             var store = try StoreConfiguration(url: configuration.databaseURL)
             store.poolSize = configuration.databasePoolSize
+            store.poolGrowthDelay = .milliseconds(configuration.databasePoolGrowthDelayMilliseconds)
             store.preparesStatements = configuration.databasePreparedStatements
             return ConnectionPool(configuration: store, logger: logger.with(["component": "store"]))
         } catch {

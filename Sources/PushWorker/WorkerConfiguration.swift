@@ -52,6 +52,9 @@ public struct WorkerConfiguration: Sendable {
     public var publicKeyCacheSize = 10_000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var databasePoolSize = 4
+    /// Milliseconds a lookup waits for a busy connection before the pool opens another (see
+    /// `StoreConfiguration.poolGrowthDelay`); 0 opens one for every waiting lookup at once.
+    public var databasePoolGrowthDelayMilliseconds = 100
     /// Device lookups prepared once per PostgreSQL session (off behind a pooler that cannot
     /// carry prepared statements; see `StoreConfiguration.preparesStatements`).
     public var databasePreparedStatements = true
@@ -112,6 +115,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
             ?? ProcessInfo.processInfo.activeProcessorCount
         configuration.databasePoolSize = reader.int("database_pool_size", env: "PUSHD_DATABASE_POOL_SIZE", range: 1...200) ?? 4
+        configuration.databasePoolGrowthDelayMilliseconds = reader.int(
+            "database_pool_growth_delay_ms", env: "PUSHD_DATABASE_POOL_GROWTH_DELAY_MS", range: 0...10_000) ?? 100
         configuration.databasePreparedStatements = reader.bool(
             "database_prepared_statements", env: "PUSHD_DATABASE_PREPARED_STATEMENTS") ?? true
         configuration.metricsHost = reader.string("metrics_host", env: "PUSHD_METRICS_HOST") ?? "0.0.0.0"

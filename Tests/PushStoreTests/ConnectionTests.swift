@@ -215,7 +215,10 @@ struct ConnectionTests {
 
     @Test("the pool never opens more than poolSize connections, and callers wait their turn")
     func bounded() async throws {
-        let pool = try pool { $0.poolSize = 2 }
+        let pool = try pool {
+            $0.poolSize = 2
+            $0.poolGrowthDelay = .zero  // every waiting caller asks for a connection at once
+        }
         let answers = try await withThrowingTaskGroup(of: Int32.self) { group in
             for index in 0..<12 {
                 group.addTask { try await pool.query("SELECT \(Int32(index)) FROM pg_sleep(\(0.02))").singleRow().decode(Int32.self, column: 0) }
@@ -266,9 +269,53 @@ struct ConnectionTests {
         await pool.shutdown()
     }
 
+    @Test("a burst of quick statements is served by the first connection; a caller that waits out the growth delay gets another")
+    func growsOnlyAfterWaiting() async throws {
+        let pool = try pool {
+            $0.poolSize = 4
+            $0.poolGrowthDelay = .seconds(30)
+            $0.acquireTimeout = .seconds(60)
+        }
+        let answers = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for index in 0..<16 {
+                group.addTask { try await pool.query("SELECT \(Int32(index))").singleRow().decode(Int32.self, column: 0) }
+            }
+            return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+        }
+        #expect(answers == Set(0..<16))
+        #expect(pool.statistics.connectionsOpened == 1, "none of them waited 30 s")
+        await pool.shutdown()
+
+        let growing = try self.pool {
+            $0.poolSize = 4
+            $0.poolGrowthDelay = .milliseconds(50)
+        }
+        _ = try await growing.query("SELECT 1")
+        // Hold the only connection until the second caller is answered: only a connection
+        // opened for it after its delay can answer it.
+        let (answered, announce) = AsyncStream<Void>.makeStream()
+        let (entered, enter) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await growing.withConnection { _ in
+                enter.yield()
+                for await _ in answered {}
+            }
+        }
+        var entries = entered.makeAsyncIterator()
+        _ = await entries.next()
+        #expect(try await growing.query("SELECT 2").singleRow().decode(Int32.self, column: 0) == 2)
+        announce.finish()
+        try await holder.value
+        #expect(growing.statistics.connectionsOpened == 2)
+        await growing.shutdown()
+    }
+
     @Test("shutdown closes every connection on the server and refuses later calls")
     func shutdown() async throws {
-        let pool = try pool { $0.poolSize = 3 }
+        let pool = try pool {
+            $0.poolSize = 3
+            $0.poolGrowthDelay = .zero  // the three overlapping statements get three connections
+        }
         let observer = try self.pool()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<3 { group.addTask { _ = try await pool.query("SELECT pg_sleep(\(0.05))") } }

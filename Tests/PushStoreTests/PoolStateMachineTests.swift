@@ -25,6 +25,61 @@ struct PoolStateMachineTests {
         #expect(machine.idle.isEmpty)
     }
 
+    @Test("growing after waiting: the first connection at once, another only for a caller still waiting, one at a time")
+    func growsAfterWaiting() {
+        var machine = Machine(maximumConnections: 3, growsAfterWaiting: true)
+        guard case .wait(startConnecting: true) = machine.lease(id: 1, waiter: "w1"),
+              case .wait(startConnecting: false) = machine.lease(id: 2, waiter: "w2"),
+              case .wait(startConnecting: false) = machine.lease(id: 3, waiter: "w3")
+        else { Issue.record("expected one connect, then plain waits"); return }
+        // w2 waited the delay while the first connection is still being opened: overdue, but
+        // one at a time.
+        let opensWhileFirstOpening = machine.growIfStillWaiting(id: 2)
+        #expect(!opensWhileFirstOpening)
+        #expect(machine.connecting == 1)
+        guard case .handOver("c1", to: "w1") = machine.connected("c1") else { Issue.record("first to w1"); return }
+        let opensForOverdueW2 = machine.growForOverdueWaiters()
+        #expect(opensForOverdueW2, "the overdue w2 gets the next connection")
+        #expect(machine.connecting == 1)
+        let opensSecondAtOnce = machine.growIfStillWaiting(id: 3)
+        #expect(!opensSecondAtOnce, "still one at a time")
+        guard case .handOver("c2", to: "w2") = machine.connected("c2") else { Issue.record("second to w2"); return }
+        let opensForOverdueW3 = machine.growForOverdueWaiters()
+        #expect(opensForOverdueW3, "w3 became overdue meanwhile")
+        guard case .handOver("c3", to: "w3") = machine.connected("c3") else { Issue.record("third to w3"); return }
+        let opensWithNobodyWaiting = machine.growForOverdueWaiters()
+        #expect(!opensWithNobodyWaiting, "nobody waits")
+        // At the limit nothing grows; a served caller's check is a no-op.
+        guard case .wait(startConnecting: false) = machine.lease(id: 4, waiter: "w4") else { Issue.record("w4 waits"); return }
+        let opensAtTheLimit = machine.growIfStillWaiting(id: 4)
+        #expect(!opensAtTheLimit)
+        let opensForServedCaller = machine.growIfStillWaiting(id: 1)
+        #expect(!opensForServedCaller)
+        guard case .handOver("c1", to: "w4") = machine.release("c1", reusable: true) else { Issue.record("c1 to w4"); return }
+        #expect(machine.connecting == 0)
+    }
+
+    @Test("growing after waiting: a caller served before its delay opens nothing, and a pool with a free connection never waits")
+    func servedBeforeTheDelay() {
+        var machine = Machine(maximumConnections: 4, growsAfterWaiting: true)
+        _ = machine.lease(id: 1, waiter: "w1")
+        _ = machine.connected("c1")
+        guard case .wait(startConnecting: false) = machine.lease(id: 2, waiter: "w2") else { Issue.record("w2 waits for c1"); return }
+        guard case .handOver("c1", to: "w2") = machine.release("c1", reusable: true) else { Issue.record("c1 to w2"); return }
+        let opensForServedW2 = machine.growIfStillWaiting(id: 2)
+        #expect(!opensForServedW2)
+        #expect(machine.connecting == 0)
+        _ = machine.release("c1", reusable: true)
+        guard case .use("c1") = machine.lease(id: 3, waiter: "w3") else { Issue.record("the idle one"); return }
+        // A broken connection with callers waiting and nothing else open is replaced at once.
+        guard case .wait(startConnecting: false) = machine.lease(id: 4, waiter: "w4"),
+              case .close("c1", startConnecting: true) = machine.release("c1", reusable: false)
+        else { Issue.record("the only connection broke: replace it now"); return }
+        _ = machine.shutdown()
+        let opensWhileShuttingDown = machine.growForOverdueWaiters()
+        #expect(!opensWhileShuttingDown, "a pool shutting down does not grow")
+    }
+
     @Test("a broken connection is closed and replaced when callers wait")
     func brokenReplaced() {
         var machine = Machine(maximumConnections: 1)

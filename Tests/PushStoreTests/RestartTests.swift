@@ -75,6 +75,7 @@ struct RestartTests {
         try await withPrivateServer { server, configuration in
             var configuration = configuration
             configuration.poolSize = 3
+            configuration.poolGrowthDelay = .zero  // three overlapping statements, three connections
             let pool = ConnectionPool(configuration: configuration)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<3 { group.addTask { _ = try await pool.query("SELECT pg_sleep(\(0.05))") } }
