@@ -58,7 +58,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [String: Value]) {
         guard level >= minimumLevel else { return }
-        var line = "{\"ts\":\(JSONText.quote(Logger.timestamp())),\"level\":\"\(level.rawValue)\",\"logger\":\(JSONText.quote(label)),\"msg\":\(JSONText.quote(message))"
+        var line = "{\"ts\":\(JSONText.quote(LogTimestamp.now())),\"level\":\"\(level.rawValue)\",\"logger\":\(JSONText.quote(label)),\"msg\":\(JSONText.quote(message))"
         for (key, value) in metadata.merging(fields, uniquingKeysWith: { $1 }).sorted(by: { $0.key < $1.key }) {
             line += ",\(JSONText.quote(key)):\(value.json)"
         }
@@ -66,9 +66,6 @@ public struct Logger: Sendable {
         LogSink.shared.write(line)
     }
 
-    private static func timestamp() -> String {
-        Date().formatted(.iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: true).timeSeparator(.colon).dateTimeSeparator(.standard))
-    }
 }
 
 extension Logger.Value {
