@@ -151,7 +151,9 @@ def main():
         print(f"  worker {pid}: CPU {seconds:.3f} s over its life, peak RSS {peak_mib(pid):.1f} MiB")
     print(f"  CPU per push (both workers, start-up included): {per_push:.1f} µs")
     # Where it went: the main job (start-up, first connections, first jobs) apart from the
-    # extra jobs (warm workers), each per push it answered, by thread.
+    # extra jobs (warm workers), each per push it answered, by thread. A thread that exits
+    # between the two readings takes its main-job time out of its role's extra-jobs figure
+    # (which can then read low, even below zero) and into "exited": the sum stays right.
     extra_pushes = answered - main_pushes
     extra_split = {label: split[label] - main_split[label] for label, _ in ROLES}
     print(f"    start-up and main job ({main_pushes} pushes): {main_total * 1e6 / max(main_pushes, 1):.1f} µs per push; "

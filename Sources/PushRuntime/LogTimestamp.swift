@@ -17,10 +17,13 @@ public enum LogTimestamp {
 
     /// `secondsSinceEpoch` and the nanoseconds past it, truncated to milliseconds as the
     /// format style did. RFC 3339 has four-digit years: a year past 9999 keeps its last four.
+    /// `nanoseconds` must be in 0..<1,000,000,000; a time `gmtime_r` cannot convert (a year
+    /// beyond `Int32`) reads `invalid-time`, a log line is not worth a crash.
     public static func format(secondsSinceEpoch: Int, nanoseconds: Int) -> String {
+        precondition((0..<1_000_000_000).contains(nanoseconds), "nanoseconds out of range")
         var seconds = time_t(secondsSinceEpoch)
         var fields = tm()
-        gmtime_r(&seconds, &fields)
+        guard gmtime_r(&seconds, &fields) != nil else { return "invalid-time" }
         var text = Text()
         text.digits(Int(fields.tm_year) + 1900, count: 4)
         text.byte(UInt8(ascii: "-"))
@@ -50,9 +53,10 @@ public enum LogTimestamp {
             count += 1
         }
 
-        /// `value` in decimal, zero-padded to `count` digits (the lowest ones if longer).
+        /// `value` (not negative) in decimal, zero-padded to `count` digits (the lowest ones
+        /// if longer).
         mutating func digits(_ value: Int, count digitCount: Int) {
-            let value = abs(value)
+            let value = max(value, 0)  // a year before 1 BC, unreachable from a clock
             var divisor = 1
             for _ in 1..<digitCount { divisor *= 10 }
             while divisor > 0 {

@@ -40,6 +40,9 @@ extension ConnectionPool {
                     "attempt": .int(attempt + 1), "error": .string(error.description), "will_retry": .bool(retry),
                 ])
                 guard retry else {
+                    // Given up because other attempts cover the waiters; an overdue one may
+                    // still be owed its own.
+                    if state.withLock({ $0.machine.growForOverdueWaiters() }) { startConnectionAttempts() }
                     signalIfShutdownComplete()
                     return
                 }

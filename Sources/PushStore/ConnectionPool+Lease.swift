@@ -15,8 +15,10 @@ extension ConnectionPool {
                     continuation.resume(returning: .failure(error))
                 case .wait(let startConnecting):
                     if startConnecting { startConnectionAttempts() }
-                    let growth = startConnecting || configuration.poolGrowthDelay <= .zero
-                        ? nil : ContinuousClock.now + configuration.poolGrowthDelay
+                    // No growth check past the deadline: the caller would time out late (a second
+                    // lease of `query` or `withConnection` keeps its first deadline).
+                    let growthAt = ContinuousClock.now + configuration.poolGrowthDelay
+                    let growth = startConnecting || configuration.poolGrowthDelay <= .zero || growthAt >= deadline ? nil : growthAt
                     armTimer(waiter: id, growthCheck: growth, deadline: deadline)
                     // A cancellation that came before the waiter was queued found nothing to remove.
                     if Task.isCancelled { abandon(waiter: id, with: .cancelled) }

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// - Connections are opened lazily, when a caller needs one and fewer than `poolSize` exist;
 ///   each runs on its own thread. The first is opened at once; another only for a caller
-///   that has waited `poolGrowthDelay` for a busy one, one at a time.
+///   that has waited `poolGrowthDelay` for a busy one, one at a time (a broken connection
+///   is replaced at once if callers wait; a delay of zero opens one for every waiting caller
+///   that the connections being opened do not cover).
 /// - A caller waits at most `acquireTimeout` for a connection; while the server is
 ///   unreachable the pool keeps trying to connect, with `reconnectBackoff` between attempts,
 ///   and the caller's timeout error names the last connection failure.

@@ -13,7 +13,7 @@
 /// server process held and a SCRAM exchange spent (about 3 ms of the client's CPU here): a
 /// worker's 32 jobs prefetched at start opened all four connections, on loopback where one
 /// keeps up. Without it, every queued caller not covered by a connection being opened opens
-/// one at once.
+/// one at once. Either way a broken connection is replaced at once while callers wait.
 struct PoolStateMachine<Connection, Waiter> {
     let maximumConnections: Int
     let growsAfterWaiting: Bool
@@ -77,7 +77,8 @@ struct PoolStateMachine<Connection, Waiter> {
     }
 
     /// True (and counted as connecting) if an overdue caller still waits, there is room and
-    /// nothing is being opened: asked again after each connection attempt ends.
+    /// nothing is being opened: asked again whenever an attempt to open one ends (opened, or
+    /// given up because others cover the waiters).
     mutating func growForOverdueWaiters() -> Bool {
         guard growsAfterWaiting, !isShutDown, hasCapacity, connecting == 0, waiters.contains(where: \.overdue) else {
             return false

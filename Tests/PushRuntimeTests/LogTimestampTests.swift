@@ -13,6 +13,18 @@ struct LogTimestampTests {
         #expect(LogTimestamp.format(secondsSinceEpoch: 253_402_300_799, nanoseconds: 1_000_000) == "9999-12-31T23:59:59.001Z")
     }
 
+    @Test("milliseconds are truncated, not rounded, as Foundation's format style did: the last tenths of a millisecond of a year")
+    func truncatedAsFoundation() {
+        let style = Date.ISO8601FormatStyle().year().month().day().timeZone(separator: .omitted)
+            .time(includingFractionalSeconds: true).timeSeparator(.colon).dateTimeSeparator(.standard)
+        // 2025-12-31T23:59:59.9996Z: rounding would print the next year.
+        let seconds = 1_767_225_599
+        #expect(LogTimestamp.format(secondsSinceEpoch: seconds, nanoseconds: 999_600_000) == "2025-12-31T23:59:59.999Z")
+        #expect(Date(timeIntervalSince1970: Double(seconds) + 0.9996).formatted(style) == "2025-12-31T23:59:59.999Z")
+        #expect(LogTimestamp.format(secondsSinceEpoch: 1_796_362_106, nanoseconds: 123_999_999) == "2026-12-04T05:28:26.123Z")
+        #expect(Date(timeIntervalSince1970: 1_796_362_106.1239).formatted(style) == "2026-12-04T05:28:26.123Z")
+    }
+
     @Test("the same text Foundation's ISO 8601 format style (the previous formatter) gives, for instants over two centuries")
     func agreesWithFoundation() {
         var generator = SystemRandomNumberGenerator()

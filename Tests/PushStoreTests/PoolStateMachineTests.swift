@@ -59,6 +59,21 @@ struct PoolStateMachineTests {
         #expect(machine.connecting == 0)
     }
 
+    @Test("growing after waiting: a caller overdue while the first connection keeps failing gets the next one once it opens")
+    func overdueWhileRetrying() {
+        var machine = Machine(maximumConnections: 2, growsAfterWaiting: true)
+        _ = machine.lease(id: 1, waiter: "w1")
+        _ = machine.lease(id: 2, waiter: "w2")
+        let retries = machine.connectFailed("connection refused")
+        #expect(retries, "callers wait: the attempt goes on")
+        let opensWhileRetrying = machine.growIfStillWaiting(id: 2)
+        #expect(!opensWhileRetrying, "one at a time, even while the first keeps failing")
+        guard case .handOver("c1", to: "w1") = machine.connected("c1") else { Issue.record("c1 to w1"); return }
+        let opensForOverdue = machine.growForOverdueWaiters()
+        #expect(opensForOverdue)
+        guard case .handOver("c2", to: "w2") = machine.connected("c2") else { Issue.record("c2 to w2"); return }
+    }
+
     @Test("growing after waiting: a caller served before its delay opens nothing, and a pool with a free connection never waits")
     func servedBeforeTheDelay() {
         var machine = Machine(maximumConnections: 4, growsAfterWaiting: true)

@@ -92,6 +92,36 @@ struct RestartTests {
         }
     }
 
+    @Test("a caller that waits out the growth delay while the first connection cannot be opened gets the second once the server is back")
+    func overdueWhileServerDown() async throws {
+        try await withPrivateServer { server, configuration in
+            var growing = configuration
+            growing.poolSize = 2
+            growing.poolGrowthDelay = .milliseconds(50)
+            growing.acquireTimeout = .seconds(30)
+            let pool = ConnectionPool(configuration: growing)
+            try await server.stop()
+            // The holder queues first (its lease starts the attempts, which keep failing), so
+            // the first connection is its own; it keeps it until the second caller is answered,
+            // which only a second connection, opened for that overdue caller, can do.
+            let (answered, announce) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await pool.withConnection { _ in for await _ in answered {} }
+            }
+            try await waitUntil("the holder's attempts are failing") { pool.statistics.failedConnectionAttempts >= 1 }
+            let second = Task { try await pool.query("SELECT 2").singleRow().decode(Int32.self, column: 0) }
+            // Several more refusals: the second caller has long waited its 50 ms by then.
+            try await waitUntil("the attempts keep failing") { pool.statistics.failedConnectionAttempts >= 4 }
+            #expect(pool.statistics.connecting == 1, "one at a time while the server is down")
+            try await server.startAgain()
+            #expect(try await second.value == 2)
+            announce.finish()
+            try await holder.value
+            #expect(pool.statistics.connectionsOpened == 2)
+            await pool.shutdown()
+        }
+    }
+
     @Test("while the server is down calls fail with a retryable error; a caller waiting when it comes back is served (reconnect with backoff)")
     func serverDownThenUp() async throws {
         try await withPrivateServer { server, configuration in
