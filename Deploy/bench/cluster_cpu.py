@@ -66,13 +66,13 @@ def cpu_by_role(pid):
 
 
 def usage(pids):
-    """Both workers' CPU so far: the process clocks' sum and the split by role."""
-    total, split = 0.0, {label: 0.0 for label, _ in ROLES}
+    """The workers' CPU so far: each one's process clock, and their running threads' split
+    by role, summed."""
+    split = {label: 0.0 for label, _ in ROLES}
     for pid in pids:
-        total += process_cpu_seconds(pid)
         for label, seconds in cpu_by_role(pid).items():
             split[label] += seconds
-    return total, split
+    return [process_cpu_seconds(pid) for pid in pids], split
 
 
 def split_line(total, split, pushes):
@@ -129,7 +129,8 @@ def main():
         raise SystemExit(f"the main job's demo batch is not done ({before} of {len(jobs)} jobs): see Deploy/cluster.sh's log")
     pids = [int(open(f"{run}/worker-{n}.pid").read()) for n in (1, 2)]
     main_pushes = metric_sum("pushd_deliveries_total")
-    main_total, main_split = usage(pids)
+    main_cpu, main_split = usage(pids)
+    main_total = sum(main_cpu)
     tag = uuid.uuid4().hex[:8]
     more = "\n".join(json.dumps({**jobs[k % len(jobs)], "job_id": f"more-{tag}-{k}"}) for k in range(extra)) + "\n"
     subprocess.run([pushd, "enqueue"], input=more, text=True, check=True, stdout=subprocess.DEVNULL)
@@ -142,10 +143,10 @@ def main():
         last = done
         time.sleep(0.5)  # each look scrapes both workers, CPU this measurement counts
     answered = metric_sum("pushd_deliveries_total")
-    cpu = [process_cpu_seconds(pid) for pid in pids]
-    total, split = usage(pids)
+    cpu, split = usage(pids)
+    total = sum(cpu)
     envelope = envelope_microseconds(pushd)
-    per_push = sum(cpu) * 1e6 / max(answered, 1)
+    per_push = total * 1e6 / max(answered, 1)
     print(f"bench cluster: the main job plus {extra} demo jobs ({expected} jobs, {answered} pushes answered by two workers)")
     for pid, seconds in zip(pids, cpu):
         print(f"  worker {pid}: CPU {seconds:.3f} s over its life, peak RSS {peak_mib(pid):.1f} MiB")

@@ -65,7 +65,6 @@ public struct Logger: Sendable {
         line += "}\n"
         LogSink.shared.write(line)
     }
-
 }
 
 extension Logger.Value {
