@@ -90,7 +90,8 @@ let package = Package(
             name: "PushWorkerUnitTests",
             dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue", "PushStore", "PushTestSupport"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
-        .testTarget(name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL"]),
+        .testTarget(
+            name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL", "COpenSSLShims"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,7 +3,8 @@
 
 /// Wrappers for OpenSSL 3 macros that Swift cannot import (function-like macros and
 /// macros that expand to variadic calls). Each one is a one-line forward with no logic,
-/// except `pushd_sha1_with_counter` at the end, which says why it is not.
+/// except `pushd_sha1_with_counter` and the cipher buffer BIO at the end, whose files say
+/// why they are not.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +39,16 @@ int pushd_ssl_ctx_require_tls12(SSL_CTX *ctx);
 /// forward like the rest: it goes through OpenSSL's low-level SHA-1 functions rather than
 /// EVP, for the reason `sha1_counter.c` gives. Returns 1 on success.
 int pushd_sha1_with_counter(const unsigned char *data, size_t length, uint32_t counter, unsigned char *digest);
+
+/// A write-only BIO that keeps what is written to it (a TLS session's outgoing records) in
+/// one growing buffer, sent from in place (`cipher_buffer_bio.c` says why). NULL if OpenSSL
+/// could not make one. Freed with the session it is given to, or `BIO_free`.
+BIO *pushd_cipher_bio_new(void);
+
+/// The bytes written and not yet consumed: their count, and `*data` pointing at the first
+/// (NULL if none). Valid until the next write or consume.
+size_t pushd_cipher_bio_pending(BIO *bio, const unsigned char **data);
+
+/// Drops the first `count` pending bytes (what the socket took); at most all of them.
+void pushd_cipher_bio_consume(BIO *bio, size_t count);
 #endif

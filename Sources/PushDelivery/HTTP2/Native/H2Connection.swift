@@ -54,11 +54,9 @@ final class H2Connection {
     private var wantsWrite = false
 
     private var ssl: OpaquePointer?
-    /// The memory BIO the session writes its records to, owned by `ssl`.
+    /// The buffer BIO the session writes its records to (`pushd_cipher_bio_new`), owned by
+    /// `ssl`.
     private var cipher: OpaquePointer?
-    /// Where ciphertext the socket took is read out of `cipher` to, and dropped: the loop's
-    /// scratch memory, which outlives its connections.
-    private let cipherSink: UnsafeMutableBufferPointer<UInt8>
     private var session: OpaquePointer?
     private var addresses: [SocketAddress] = []
     private var nextAddress = 0
@@ -71,14 +69,14 @@ final class H2Connection {
     unowned let delegate: any H2ConnectionDelegate
 
     /// Stop pulling frames from nghttp2 above this many unsent bytes, which TLS then
-    /// encrypts and `sendCipher` sends in one system call. This buffer and the memory BIO
+    /// encrypts and `sendCipher` sends in one system call. This buffer and the cipher BIO
     /// behind it keep their capacity, so the mark is held per connection for good: about
     /// 130 KiB each at 64 KiB (with 256 KiB, over 4 MiB for a worker's eight connections).
     private static let outboundHighWater = 64 * 1024
 
     init(
         id: Int, target: RequestTarget, connectTimeout: Duration, maximumStreams: Int, tls: TLSClientContext,
-        callbacks: H2SessionCallbacks, cipherSink: UnsafeMutableBufferPointer<UInt8>, delegate: any H2ConnectionDelegate,
+        callbacks: H2SessionCallbacks, delegate: any H2ConnectionDelegate,
         now: ContinuousClock.Instant
     ) {
         self.id = id
@@ -90,7 +88,6 @@ final class H2Connection {
         self.maximumStreams = max(1, maximumStreams)
         self.tls = tls
         self.callbacks = callbacks
-        self.cipherSink = cipherSink
         self.delegate = delegate
     }
 
@@ -347,7 +344,7 @@ final class H2Connection {
                 outbound.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
             }
             if outbound.isEmpty { return nil }
-            // Into the memory BIO, which takes everything: one call, all the records.
+            // Into the cipher BIO, which takes everything: one call, all the records.
             ERR_clear_error()
             var written = 0
             let status = outbound.withUnsafeBytes { bytes in SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &written) }
@@ -358,12 +355,12 @@ final class H2Connection {
     }
 
     /// Sends the ciphertext TLS left in `cipher`: one system call unless the socket fills
-    /// (then `wantsWrite`). What the socket took is read out of the BIO into `cipherSink`.
+    /// (then `wantsWrite`). What the socket took is dropped from the BIO, not copied out.
     private func sendCipher() -> HTTPClientError? {
         guard let cipher, descriptor >= 0 else { return nil }
         while true {
-            var data: UnsafeMutablePointer<CChar>?
-            let pending = pushd_bio_get_mem_data(cipher, &data)
+            var data: UnsafePointer<UInt8>?
+            let pending = pushd_cipher_bio_pending(cipher, &data)
             guard pending > 0, let data else {
                 wantsWrite = false
                 return nil
@@ -380,13 +377,7 @@ final class H2Connection {
                     return .connectionFailed("connection to \(host) lost while writing: \(String(cString: strerror(errno)))")
                 }
             }
-            var consumed = 0
-            while consumed < sent {
-                let chunk = Int32(min(sent - consumed, cipherSink.count))
-                let read = BIO_read(cipher, cipherSink.baseAddress, chunk)
-                guard read > 0 else { return .transport(code: -1, message: "cannot drop sent bytes from the TLS buffer") }
-                consumed += Int(read)
-            }
+            pushd_cipher_bio_consume(cipher, sent)
         }
     }
 

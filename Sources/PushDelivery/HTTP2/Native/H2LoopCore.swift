@@ -45,8 +45,6 @@ final class H2LoopCore: H2ConnectionDelegate {
     /// No deadline can expire before this; until then a pass skips the deadline scan.
     private var nextDeadline = ContinuousClock.now
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64 * 1024)
-    /// Where connections drop the ciphertext their socket took (see `H2Connection.sendCipher`).
-    private let cipherSink = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 16 * 1024)
 
     init(
         configuration: Configuration, tls: TLSClientContext, callbacks: H2SessionCallbacks, logger: Logger,
@@ -63,7 +61,6 @@ final class H2LoopCore: H2ConnectionDelegate {
     deinit {
         outstanding.removeAll()
         readBuffer.deallocate()
-        cipherSink.deallocate()
     }
 
     var isIdle: Bool { outstanding.isEmpty }
@@ -237,7 +234,7 @@ final class H2LoopCore: H2ConnectionDelegate {
         let connection = H2Connection(
             id: nextConnectionID, target: target, connectTimeout: configuration.connectTimeout,
             maximumStreams: configuration.maximumStreamsPerConnection, tls: tls, callbacks: callbacks,
-            cipherSink: cipherSink, delegate: self, now: now)
+            delegate: self, now: now)
         nextConnectionID += 1
         counters.connectionsOpened.add(1, ordering: .relaxed)
         connections[target.connectionKey, default: []].append(connection)

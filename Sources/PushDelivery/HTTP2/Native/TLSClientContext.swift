@@ -16,7 +16,7 @@ final class TLSClientContext {
         }
         pointer = context
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        // A renegotiation would also make a write into the memory BIO wait for a read,
+        // A renegotiation would also make a write into the cipher BIO wait for a read,
         // which `H2Connection.flush` does not expect.
         pushd_ssl_ctx_refuse_renegotiation(context)
         guard pushd_ssl_ctx_require_tls12(context) == 1 else {
@@ -56,10 +56,10 @@ final class TLSClientContext {
             SSL_free(ssl)
             throw .transport(code: -1, message: "BIO_new_socket failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
-        guard let cipher = BIO_new(BIO_s_mem()) else {
+        guard let cipher = pushd_cipher_bio_new() else {
             BIO_free(socketBIO)
             SSL_free(ssl)
-            throw .transport(code: -1, message: "BIO_new failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
+            throw .transport(code: -1, message: "cannot make the cipher buffer BIO: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
         SSL_set_bio(ssl, socketBIO, cipher)  // the session owns both from here
         let ok: Bool
