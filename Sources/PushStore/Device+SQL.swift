@@ -46,6 +46,9 @@ extension UnsafeRawBufferPointer {
 }
 
 extension Device {
+    /// How many `columns` there are.
+    static let columnCount = 12
+
     /// The columns `init(row:)` reads, in order, from a source named `d` (the devices table
     /// or a subquery over it). The last is `publicKeyCheckedColumn`.
     static let columns: SQLQuery = """
@@ -63,9 +66,10 @@ extension Device {
     /// Column by column, not through `decode((...).self)`: a parameter pack is decoded
     /// through the generic path, unspecialised, with a witness-table call and an exclusivity
     /// check per column, and this runs once per delivery (callgrind: 7,100 instructions per
-    /// row, 4,400 column by column). The indices are `columns`' order.
-    convenience init(row: SQLRow) throws(StoreError) {
-        try row.requireColumnCount(12)
+    /// row, 4,400 column by column). The indices are `columns`' order; a query may select
+    /// `extraColumns` more after them, for its own use.
+    convenience init(row: SQLRow, extraColumns: Int = 0) throws(StoreError) {
+        try row.requireColumnCount(Self.columnCount + extraColumns)
         self.init(
             id: try row.decode(Int64.self, column: 0),
             recipientID: try row.decode(String.self, column: 1),

@@ -12,8 +12,11 @@ extension DeviceRegistry {
         forRecipients recipientIDs: [String], in app: AppIdentifiers, maximumPerRecipient: Int
     ) async throws(StoreError) -> (devices: [Device], cappedRecipients: [String]) {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return ([], []) }
+        // `at_cap` marks the one row per recipient ranked exactly at the cap, so the
+        // recipients that reached it come from the rows themselves: counting the devices per
+        // recipient in a dictionary hashed each recipient id once per delivery.
         let lookup: SQLQuery = """
-            SELECT \(fragment: Device.columns) FROM (
+            SELECT \(fragment: Device.columns), d.rank = \(Int64(maximumPerRecipient)) AS at_cap FROM (
                 SELECT *, row_number() OVER (PARTITION BY recipient_id ORDER BY token_registered_at DESC, id DESC) AS rank
                 FROM devices
                 WHERE recipient_id = ANY(\(recipientIDs))
@@ -21,11 +24,13 @@ extension DeviceRegistry {
             ) d
             WHERE rank <= \(Int64(maximumPerRecipient))
             """
-        let devices = try await pool.query(lookup.prepared).map { row throws(StoreError) in try Device(row: row) }
+        var full: [String] = []
+        let devices = try await pool.query(lookup.prepared).map { row throws(StoreError) in
+            let device = try Device(row: row, extraColumns: 1)
+            if try row.decode(Bool.self, column: Device.columnCount) { full.append(device.recipientID) }
+            return device
+        }
         // Only when some recipient reached the cap: were there more?
-        var counts: [String: Int] = [:]
-        for device in devices { counts[device.recipientID, default: 0] += 1 }
-        let full = counts.filter { $0.value >= maximumPerRecipient }.map(\.key)
         guard !full.isEmpty else { return (devices, []) }
         let capped = try await pool.query("""
             SELECT recipient_id FROM devices

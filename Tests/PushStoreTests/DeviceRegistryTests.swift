@@ -133,6 +133,30 @@ struct DeviceRegistryTests {
         #expect(try await registry.devices(forRecipients: [], in: app).isEmpty)
     }
 
+    @Test("a capped lookup keeps each recipient's newest devices and names only the recipients that had more")
+    func cappedLookup() async throws {
+        // Three devices, exactly two, and one, with a cap of two.
+        let over = recipient("over"), atCap = recipient("at"), under = recipient("under")
+        var registered: [String: [Int64]] = [:]
+        for (user, count) in [(over, 3), (atCap, 2), (under, 1)] {
+            for index in 0..<count {
+                // One after the other, so the later ids are the later registrations.
+                let id = try await registry.register(DeviceRegistration(
+                    recipientID: user, platform: .android, appID: android, environment: nil,
+                    token: "fcm:\(user):\(index)", publicKey: nil)).deviceID
+                registered[user, default: []].append(id)
+            }
+        }
+        let (devices, capped) = try await registry.devices(
+            forRecipients: [over, atCap, under, recipient("nobody")], in: app, maximumPerRecipient: 2)
+        #expect(capped == [over])
+        #expect(Set(devices.map(\.id)) == Set(registered[over, default: []].suffix(2) + registered[atCap, default: []] + registered[under, default: []]))
+
+        let (all, none) = try await registry.devices(forRecipients: [over, atCap, under], in: app, maximumPerRecipient: 3)
+        #expect(none.isEmpty, "three devices at a cap of three are not more than the cap")
+        #expect(all.count == 6)
+    }
+
     @Test("one lookup of many recipients is one statement, prepared on the session's first (a pool of its own counts them)")
     func oneRoundTrip() async throws {
         var configuration = fixture.configuration

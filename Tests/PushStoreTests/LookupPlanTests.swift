@@ -38,12 +38,13 @@ struct LookupPlanTests {
                 SELECT name FROM pg_prepared_statements WHERE NOT from_sql AND statement LIKE '%row_number() OVER%'
                 """).singleRow().decode(String.self, column: 0)
             // EXPLAIN EXECUTE takes no bind parameters: a function of the session spells the
-            // values out as literals.
+            // values out as literals, in the statement's order (the cap marks the rows at it,
+            // then come the recipients, the two app ids and the cap again).
             _ = try await pool.query("""
                 CREATE FUNCTION pg_temp.explain_lookup(p_name text, p_recipients text[], p_ios text, p_fcm text, p_cap bigint)
                     RETURNS SETOF text LANGUAGE plpgsql AS $$
                 BEGIN
-                    RETURN QUERY EXECUTE format('EXPLAIN EXECUTE %I(%L, %L, %L, %s)', p_name, p_recipients::text, p_ios, p_fcm, p_cap);
+                    RETURN QUERY EXECUTE format('EXPLAIN EXECUTE %I(%s, %L, %L, %L, %s)', p_name, p_cap, p_recipients::text, p_ios, p_fcm, p_cap);
                 END
                 $$
                 """)
