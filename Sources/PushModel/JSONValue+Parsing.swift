@@ -1,3 +1,5 @@
+import PushRuntime
+
 /// A strict RFC 8259 parser straight from bytes to `JSONValue`, for job messages.
 ///
 /// Why not `JSONDecoder` with `JSONValue`'s `Decodable`: that finds each value's type by
@@ -190,7 +192,7 @@ extension JSONValue {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
                     let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                    guard let text = String(validating: run, as: UTF8.self) else {
+                    guard let text = String(validUTF8: run) else {
                         throw ParseError(offset: start, reason: "a string is not valid UTF-8")
                     }
                     index += 1
@@ -205,7 +207,7 @@ extension JSONValue {
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""):
-                    guard let text = String(validating: decoded, as: UTF8.self) else {
+                    guard let text = decoded.withUnsafeBufferPointer({ String(validUTF8: $0) }) else {
                         throw ParseError(offset: start, reason: "a string is not valid UTF-8")
                     }
                     index += 1

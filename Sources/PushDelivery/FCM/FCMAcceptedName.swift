@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 
 /// The message name of an FCM success body, `{"name": "projects/…/messages/…"}`.
 ///
@@ -59,7 +60,7 @@ enum FCMAcceptedName {
             guard expect("}") else { return nil }
             skipWhitespace()
             guard index == bytes.count else { return nil }
-            return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return String(validUTF8: UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
     }
 }
