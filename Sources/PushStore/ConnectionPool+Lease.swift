@@ -33,6 +33,12 @@ extension ConnectionPool {
     /// Gives a leased connection back: to the next waiter, to the idle list, or — broken or
     /// left inside a transaction — to be closed.
     func release(_ connection: PostgresConnection) async {
+        if let broken = returnToPool(connection) { await close(broken) }
+    }
+
+    /// `release` up to the close, callable on any thread (the connection's own, right after
+    /// its statement): returns the connection if the caller must close it.
+    func returnToPool(_ connection: PostgresConnection) -> PostgresConnection? {
         let usable = connection.isUsable
         let reusable = usable && connection.isIdleOutsideTransaction
         if usable && !reusable {
@@ -47,13 +53,14 @@ extension ConnectionPool {
         timer?.cancel()
         switch action {
         case .none:
-            break
+            return nil
         case .handOver(let connection, let waiter):
             waiter.continuation.resume(returning: .success(connection))
+            return nil
         case .close(let connection, let startConnecting):
             if !usable { counters.discarded.add(1, ordering: .relaxed) }
             if startConnecting { startConnectionAttempts() }
-            await close(connection)
+            return connection
         }
     }
 

@@ -55,12 +55,10 @@ public final class ConnectionPool: Sendable {
         let deadline = ContinuousClock.now + configuration.acquireTimeout
         while true {
             let connection = try await lease(deadline: deadline)
-            do {
-                let result = try await connection.queryAfterProbe(query)
-                await release(connection)
+            switch await connection.queryAfterProbe(query, returningTo: self) {
+            case .success(let result):
                 return result
-            } catch {
-                await release(connection)
+            case .failure(let error):
                 // Found dead before sending: nothing ran, so try another connection.
                 if case .connectionLost(let loss) = error, !loss.mayHaveExecuted { continue }
                 throw error

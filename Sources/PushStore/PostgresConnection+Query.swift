@@ -17,6 +17,26 @@ extension PostgresConnection {
         try await cancellable { () throws(StoreError) in try execute(query, probeFirst: true) }
     }
 
+    /// `queryAfterProbe` for `ConnectionPool.query`, which leased this connection: it goes
+    /// back to `pool` here, on this thread, as soon as the statement is over, and the
+    /// caller's task resumes afterwards. Given back after that resumption instead, the
+    /// connection stayed leased for as long as the task waited for a turn in a busy
+    /// cooperative pool (sealing keeps it full under a backlog), and callers queued behind it
+    /// made the pool open connections that only the wait needed.
+    func queryAfterProbe(_ query: SQLQuery, returningTo pool: ConnectionPool) async -> Swift.Result<QueryResult, StoreError> {
+        let outcome: Swift.Result<QueryResult, StoreError>
+        do throws(StoreError) {
+            outcome = .success(try await queryAfterProbe(query))
+        } catch {
+            outcome = .failure(error)
+        }
+        if let broken = pool.returnToPool(self) {
+            // Closed in the background, still counted by the pool (its shutdown waits for it).
+            Task { await pool.close(broken) }
+        }
+        return outcome
+    }
+
     /// Runs `body` on this thread with task cancellation forwarded to the server as a cancel
     /// request. The body is synchronous: nothing else can run on this connection meanwhile.
     func cancellable<Result: Sendable>(_ body: () throws(StoreError) -> Result) async throws(StoreError) -> Result {
