@@ -8,6 +8,9 @@ import Synchronization
 /// A hit still requires the very same text, so an id shared by two texts (registered by hand,
 /// say) only makes them evict each other: never one device's key used for another.
 ///
+/// Also found by the SHA-256 of the text (`text(forDigest:)`), for a device lookup that
+/// sends digests instead of the texts this cache holds (`KnownPublicKeys`).
+///
 /// Bounded: when full, the least recently used key is dropped. A refused key is cached too
 /// (as its error), so a device with a broken key costs one parse, not one per message.
 ///
@@ -19,6 +22,8 @@ import Synchronization
 public final class PublicKeyCache: Sendable {
     private struct State {
         var entries: [String: Entry] = [:]
+        /// Each entry's name by the digest of its text.
+        var names: [KeyDigest: String] = [:]
         var clock: UInt64 = 0
         /// SHA-256 of the texts that passed the full check, not yet handed to
         /// `takeNewlyChecked` (each again until the lookup reports it recorded).
@@ -28,10 +33,24 @@ public final class PublicKeyCache: Sendable {
         /// key met again before its record is read back, is not checked twice.
         var passed: Set<[UInt8]> = []
         var fullChecks = 0
+        /// Lookups by text that found their key, and all of them, halved together past 1,024:
+        /// the recent hit ratio.
+        var recentHits = 0
+        var recentLookups = 0
+
+        mutating func countLookup(hit: Bool) {
+            if recentLookups >= 1024 {
+                recentHits /= 2
+                recentLookups /= 2
+            }
+            recentLookups += 1
+            if hit { recentHits += 1 }
+        }
     }
 
     private struct Entry {
         let text: String
+        let digest: KeyDigest
         let result: Result<DevicePublicKey, PublicKeyError>
         var lastUse: UInt64
 
@@ -66,14 +85,16 @@ public final class PublicKeyCache: Sendable {
         // `values[index]` copied it, a retain and a release of its text and key each time.
         if let cached = state.withLock({ state -> Result<DevicePublicKey, PublicKeyError>? in
             state.clock += 1
-            guard let index = state.entries.index(forKey: name) else { return nil }
-            return Entry.hit(&state.entries.values[index], text: text, clock: state.clock)
+            let cached = state.entries.index(forKey: name).flatMap { Entry.hit(&state.entries.values[$0], text: text, clock: state.clock) }
+            state.countLookup(hit: cached != nil)
+            return cached
         }) {
             return try cached.get()
         }
         // Parse outside the lock: two tasks may parse the same new key at once, which is
         // harmless and better than serialising every parse behind one lock.
-        let digest = checkedBefore ? nil : DevicePublicKey.checkDigest(ofKeyText: text)
+        let textDigest = DevicePublicKey.checkDigest(ofKeyText: text)
+        let digest = checkedBefore ? nil : textDigest
         let passedHere = digest.map { digest in state.withLock { $0.passed.contains(digest) } } ?? false
         let check: DevicePublicKey.PublicKeyCheck = checkedBefore || passedHere ? .passedBefore : .run
         let result: Result<DevicePublicKey, PublicKeyError>
@@ -96,9 +117,36 @@ public final class PublicKeyCache: Sendable {
             if state.entries.count >= capacity, state.entries[name] == nil {
                 evictOldest(&state)
             }
-            state.entries[name] = Entry(text: text, result: result, lastUse: state.clock)
+            let key = KeyDigest(textDigest)
+            if let replaced = state.entries.updateValue(Entry(text: text, digest: key, result: result, lastUse: state.clock), forKey: name),
+               replaced.digest != key, state.names[replaced.digest] == name {
+                state.names[replaced.digest] = nil
+            }
+            state.names[key] = name
         }
         return try result.get()
+    }
+
+    /// The text of the cached key whose text has this SHA-256 (32 bytes), marking it used;
+    /// nil if none is cached. A device lookup that gets the text here does not fetch it, and
+    /// sealing then finds the parsed key by that text as usual.
+    public func text(forDigest digest: UnsafeRawBufferPointer) -> String? {
+        guard let key = KeyDigest(digest) else { return nil }
+        return state.withLock { state -> String? in
+            guard let name = state.names[key], let index = state.entries.index(forKey: name) else { return nil }
+            guard state.entries.values[index].digest == key else { return nil }
+            state.clock += 1
+            state.entries.values[index].lastUse = state.clock
+            return state.entries.values[index].text
+        }
+    }
+
+    /// The share of the recent lookups by text (about the last thousand) that found their key
+    /// here; 0 before any. A device lookup asks for digests instead of texts only while most
+    /// keys are found (`KnownPublicKeys`): when most are not, as in a broadcast to more
+    /// devices than this cache holds, the texts would be fetched in a second round trip anyway.
+    public var recentHitRatio: Double {
+        state.withLock { $0.recentLookups == 0 ? 0 : Double($0.recentHits) / Double($0.recentLookups) }
     }
 
     /// How many parses ran with OpenSSL's public-key check (about 5 ms each), counting those
@@ -131,6 +179,42 @@ public final class PublicKeyCache: Sendable {
     private func evictOldest(_ state: inout State) {
         let dropCount = max(1, capacity / 8)
         let oldest = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.prefix(dropCount)
-        for (name, _) in oldest { state.entries.removeValue(forKey: name) }
+        for (name, entry) in oldest {
+            state.entries.removeValue(forKey: name)
+            if state.names[entry.digest] == name { state.names[entry.digest] = nil }
+        }
+    }
+}
+
+/// A SHA-256 as four words: hashed and compared without an allocation.
+struct KeyDigest: Hashable, Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// Nil unless `bytes` are 32.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32 else { return nil }
+        words = (
+            bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+            bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+    }
+
+    /// From what `Digest.sha256` returned, always 32 bytes.
+    init(_ digest: [UInt8]) {
+        precondition(digest.count == 32, "a SHA-256 is 32 bytes")
+        words = digest.withUnsafeBytes { bytes in
+            (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+             bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        }
+    }
+
+    static func == (lhs: KeyDigest, rhs: KeyDigest) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
     }
 }

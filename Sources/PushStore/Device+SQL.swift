@@ -56,6 +56,16 @@ extension Device {
         key_registered_at, token_registered_at, app_version, \(fragment: publicKeyCheckedColumn)
         """
 
+    /// `columns` for a caller that may hold the key texts already (`KnownPublicKeys`): the
+    /// same places, but `public_key` is NULL and `public_key_checked` false, and one more
+    /// column after them, the SHA-256 of the key's text (NULL without a key). The text is
+    /// two thirds of a row; a worker's cache holds most keys after its first jobs.
+    static let columnsWithKeyDigest: SQLQuery = """
+        id, recipient_id, platform, app_id, environment, push_token, NULL::text AS public_key, key_id, \
+        key_registered_at, token_registered_at, app_version, false AS public_key_checked, \
+        sha256(convert_to(d.public_key, 'UTF8')) AS public_key_digest
+        """
+
     /// Whether the `public_key` of the source named `d` passed the full check before
     /// (`Schemas/sql/0007_public_key_checks.sql`, the digest `DevicePublicKey.checkDigest`
     /// computes): one primary-key probe per row, against a 5 ms check per key that no
@@ -69,6 +79,12 @@ extension Device {
     /// row, 4,400 column by column). The indices are `columns`' order; a query may select
     /// `extraColumns` more after them, for its own use.
     convenience init(row: SQLRow, extraColumns: Int = 0) throws(StoreError) {
+        try self.init(row: row, extraColumns: extraColumns, publicKey: try row.decode(String?.self, column: 6))
+    }
+
+    /// `init(row:extraColumns:)` with the key text given rather than read (a row of
+    /// `columnsWithKeyDigest`, whose key the caller knew).
+    convenience init(row: SQLRow, extraColumns: Int, publicKey: String?) throws(StoreError) {
         try row.requireColumnCount(Self.columnCount + extraColumns)
         self.init(
             id: try row.decode(Int64.self, column: 0),
@@ -77,7 +93,7 @@ extension Device {
             appID: try row.decode(String.self, column: 3),
             environment: try row.decode(PushEnvironment.self, column: 4),
             token: try row.decode(String.self, column: 5),
-            publicKey: try row.decode(String?.self, column: 6),
+            publicKey: publicKey,
             keyID: try row.decode(String?.self, column: 7),
             keyRegisteredAt: try row.decode(Date?.self, column: 8),
             tokenRegisteredAt: try row.decode(Date.self, column: 9),

@@ -9,14 +9,15 @@ extension DeviceRegistry {
     /// thousands of pushes nor grow a worker's memory. The window runs in PostgreSQL, so the
     /// extra rows never leave the server.
     public func devices(
-        forRecipients recipientIDs: [String], in app: AppIdentifiers, maximumPerRecipient: Int
+        forRecipients recipientIDs: [String], in app: AppIdentifiers, maximumPerRecipient: Int, knownKeys: KnownPublicKeys? = nil
     ) async throws(StoreError) -> (devices: [Device], cappedRecipients: [String]) {
         guard !recipientIDs.isEmpty, app.iosBundleID != nil || app.fcmProjectID != nil else { return ([], []) }
         // `at_cap` marks the one row per recipient ranked exactly at the cap, so the
         // recipients that reached it come from the rows themselves: counting the devices per
         // recipient in a dictionary hashed each recipient id once per delivery.
         let lookup: SQLQuery = """
-            SELECT \(fragment: Device.columns), d.rank = \(Int64(maximumPerRecipient)) AS at_cap FROM (
+            SELECT \(fragment: knownKeys == nil ? Device.columns : Device.columnsWithKeyDigest),
+                   d.rank = \(Int64(maximumPerRecipient)) AS at_cap FROM (
                 SELECT *, row_number() OVER (PARTITION BY recipient_id ORDER BY token_registered_at DESC, id DESC) AS rank
                 FROM devices
                 WHERE recipient_id = ANY(\(recipientIDs))
@@ -24,11 +25,19 @@ extension DeviceRegistry {
             ) d
             WHERE rank <= \(Int64(maximumPerRecipient))
             """
+        let result = try await pool.query(lookup.prepared)
         var full: [String] = []
-        let devices = try await pool.query(lookup.prepared).map { row throws(StoreError) in
-            let device = try Device(row: row, extraColumns: 1)
-            if try row.decode(Bool.self, column: Device.columnCount) { full.append(device.recipientID) }
-            return device
+        let devices: [Device]
+        if let knownKeys {
+            devices = try await self.devices(keyedByDigest: result, knownKeys: knownKeys, extraColumns: 1, in: app) { row, device throws(StoreError) in
+                if try row.decode(Bool.self, column: Device.columnCount + 1) { full.append(device.recipientID) }
+            }
+        } else {
+            devices = try result.map { row throws(StoreError) in
+                let device = try Device(row: row, extraColumns: 1)
+                if try row.decode(Bool.self, column: Device.columnCount) { full.append(device.recipientID) }
+                return device
+            }
         }
         // Only when some recipient reached the cap: were there more?
         guard !full.isEmpty else { return (devices, []) }

@@ -39,19 +39,23 @@ public struct DeviceRegistry: Sendable {
 
     /// The devices with these ids (a job's `recipients.device_ids`), in one round trip. With
     /// `app`, only that app's devices are returned, so a job cannot reach another app's
-    /// devices by id. Unknown ids are skipped.
-    public func devices(ids: [Int64], in app: AppIdentifiers? = nil) async throws(StoreError) -> [Device] {
+    /// devices by id. Unknown ids are skipped. With `knownKeys`, keys the caller holds are not
+    /// sent again (`KnownPublicKeys`), and the others take one more round trip.
+    public func devices(ids: [Int64], in app: AppIdentifiers? = nil, knownKeys: KnownPublicKeys? = nil) async throws(StoreError) -> [Device] {
         guard !ids.isEmpty else { return [] }
+        let columns = knownKeys == nil ? Device.columns : Device.columnsWithKeyDigest
         let query: SQLQuery
         if let app {
             query = """
-                SELECT \(fragment: Device.columns) FROM devices d
+                SELECT \(fragment: columns) FROM devices d
                 WHERE id = ANY(\(ids))
                   AND ((platform = 'ios' AND app_id = \(app.iosBundleID)) OR (platform = 'android' AND app_id = \(app.fcmProjectID)))
                 """
         } else {
-            query = "SELECT \(fragment: Device.columns) FROM devices d WHERE id = ANY(\(ids))"
+            query = "SELECT \(fragment: columns) FROM devices d WHERE id = ANY(\(ids))"
         }
-        return try await pool.query(query.prepared).map { row throws(StoreError) in try Device(row: row) }
+        let result = try await pool.query(query.prepared)
+        if let knownKeys { return try await devices(keyedByDigest: result, knownKeys: knownKeys, extraColumns: 0, in: app) }
+        return try result.map { row throws(StoreError) in try Device(row: row) }
     }
 }

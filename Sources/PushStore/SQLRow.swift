@@ -27,6 +27,18 @@ public struct SQLRow: Sendable {
         }
     }
 
+    /// Calls `body` with the bytes of column `column` where libpq holds them (nil for NULL):
+    /// for a value that is only looked up, not kept.
+    public func withBytes<Result>(column: Int, _ body: (UnsafeRawBufferPointer?) -> Result) throws(StoreError) -> Result {
+        guard result.columns.indices.contains(column) else {
+            throw .unexpectedResult("column \(column) does not exist; the result has \(result.columns.count) columns")
+        }
+        let pointer = result.storage.pointer
+        let row = Int32(index), field = Int32(column)
+        if PQgetisnull(pointer, row, field) == 1 { return body(nil) }
+        return body(UnsafeRawBufferPointer(start: PQgetvalue(pointer, row, field), count: Int(PQgetlength(pointer, row, field))))
+    }
+
     /// The value of the column named `name` as `Value`.
     public func decode<Value: SQLDecodable>(_ type: Value.Type, column name: String) throws(StoreError) -> Value {
         guard let column = result.columns.firstIndex(where: { $0.name == name }) else {

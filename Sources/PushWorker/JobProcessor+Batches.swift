@@ -1,5 +1,6 @@
 import PushModel
 import PushStore
+import Synchronization
 
 /// A job's addressees resolved and delivered a bounded batch at a time, each recipient capped
 /// at `limits.devicesPerRecipient` devices: a worker's memory does not grow with the job.
@@ -31,18 +32,42 @@ extension JobProcessor {
 
     func resolve(_ batch: Batch, job: NotificationJob) async throws(StoreError) -> [Device] {
         let app = AppIdentifiers(iosBundleID: job.app.iosBundleID, fcmProjectID: job.app.fcmProjectID)
+        // While most keys are found in the cache, keys come back as digests and their texts
+        // from the cache; otherwise (a cold worker, a broadcast wider than the cache) as text.
+        let fromCache = CacheHits()
+        let knownKeys = keys.recentHitRatio >= 0.5
+            ? KnownPublicKeys { [keys] digest in
+                let text = keys.text(forDigest: digest)
+                if text != nil { fromCache.count.add(1, ordering: .relaxed) }
+                return text
+            }
+            : nil
+        var devices: [Device]
         switch batch {
         case .devices(let ids):
-            let devices = try await registry.devices(ids: ids, in: app)
-            guard case .recipientIDs(let recipients) = job.recipients else { return devices }
-            // A retry of a recipients job: only devices of those recipients.
-            let allowed = Set(recipients)
-            return devices.filter { allowed.contains($0.recipientID) }
+            devices = try await registry.devices(ids: ids, in: app, knownKeys: knownKeys)
+            if case .recipientIDs(let recipients) = job.recipients {
+                // A retry of a recipients job: only devices of those recipients.
+                let allowed = Set(recipients)
+                devices = devices.filter { allowed.contains($0.recipientID) }
+            }
         case .recipients(let ids):
-            let (devices, capped) = try await registry.devices(
-                forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient))
+            let capped: [String]
+            (devices, capped) = try await registry.devices(
+                forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient), knownKeys: knownKeys)
             if !capped.isEmpty { metrics.recipientsCapped.increment(by: Double(capped.count)) }
-            return devices
         }
+        let cached = fromCache.count.load(ordering: .relaxed)
+        var withKey = 0
+        for device in devices where device.publicKey != nil { withKey += 1 }
+        if cached > 0 { metrics.publicKeyTexts.increment(by: Double(cached), "cache") }
+        if withKey > cached { metrics.publicKeyTexts.increment(by: Double(withKey - cached), "database") }
+        return devices
     }
+}
+
+/// How many key texts a lookup took from the cache (the closure runs on the pool thread
+/// that decodes the rows, so a relaxed atomic suffices).
+private final class CacheHits: Sendable {
+    let count = Atomic<Int>(0)
 }

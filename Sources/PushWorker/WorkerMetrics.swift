@@ -19,6 +19,7 @@ public struct WorkerMetrics: Sendable {
     let encryptionSeconds: HistogramSeries
     let deliverySeconds: ByPlatform<HistogramSeries>
     let liveActivitySkipped: Counter
+    let publicKeyTexts: Counter
 
     public init(registry: MetricsRegistry = MetricsRegistry()) {
         self.registry = registry
@@ -48,6 +49,10 @@ public struct WorkerMetrics: Sendable {
             "pushd_liveactivity_skipped_total",
             help: "Devices of Live Activity jobs sent nothing: no_token (no push-to-start or update token), android (no android_fallback).",
             labels: ["reason", "event"])
+        publicKeyTexts = registry.counter(
+            "pushd_public_key_texts_total",
+            help: "Device public keys by where the device lookup took their text: database (sent whole) or cache (sent as a digest, the text from this worker's key cache).",
+            labels: ["source"])
     }
 }
 

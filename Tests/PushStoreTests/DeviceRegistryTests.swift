@@ -2,6 +2,7 @@ import Foundation
 import PushCrypto
 import PushModel
 import PushStore
+import Synchronization
 import Testing
 
 /// Registration, rotation, lookups and pruning through the SQL functions, in a migrated
@@ -155,6 +156,54 @@ struct DeviceRegistryTests {
         let (all, none) = try await registry.devices(forRecipients: [over, atCap, under], in: app, maximumPerRecipient: 3)
         #expect(none.isEmpty, "three devices at a cap of three are not more than the cap")
         #expect(all.count == 6)
+    }
+
+    @Test("given the keys it knows, a lookup takes those texts from the caller by SHA-256 and fetches the others whole")
+    func knownKeysByDigest() async throws {
+        let user = recipient("digest"), over = recipient("digest-over")
+        let known = TestKeys.first
+        let unknown = try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64
+        var ids: [Int64] = []
+        for (platform, key) in [(Platform.ios, known), (.android, unknown), (.android, nil)] {
+            ids.append(try await registry.register(DeviceRegistration(
+                recipientID: user, platform: platform, appID: platform == .ios ? ios : android,
+                environment: platform == .ios ? .production : nil,
+                token: platform == .ios ? TestKeys.apnsToken() : "fcm:\(user):\(ids.count)", publicKey: key)).deviceID)
+        }
+        for index in 0..<4 {
+            _ = try await registry.register(DeviceRegistration(
+                recipientID: over, platform: .android, appID: android, environment: nil, token: "fcm:\(over):\(index)", publicKey: known))
+        }
+        let knownDigest = DevicePublicKey.checkDigest(ofKeyText: known)
+        let asked = Mutex<[[UInt8]]>([])
+        let knownKeys = KnownPublicKeys { digest in
+            asked.withLock { $0.append(Array(digest)) }
+            return Array(digest) == knownDigest ? known : nil
+        }
+
+        // A cap of three: `user` is at it, `over` has one more.
+        let (plain, plainCapped) = try await registry.devices(forRecipients: [user, over], in: app, maximumPerRecipient: 3)
+        let (byDigest, digestCapped) = try await registry.devices(
+            forRecipients: [user, over], in: app, maximumPerRecipient: 3, knownKeys: knownKeys)
+        // Field for field the same devices (the key texts included), the same capped recipient.
+        #expect(Dictionary(uniqueKeysWithValues: byDigest.map { ($0.id, $0) }) == Dictionary(uniqueKeysWithValues: plain.map { ($0.id, $0) }))
+        #expect(byDigest.count == 6 && digestCapped == [over] && plainCapped == [over])
+        #expect(byDigest.first { $0.id == ids[1] }?.publicKey == unknown)
+        #expect(byDigest.first { $0.id == ids[2] }?.publicKey == nil)
+        // Asked once per device with a key (not for the one without), with the texts' digests.
+        let digests = asked.withLock { $0 }
+        #expect(digests.count == 5)
+        #expect(Set(digests) == [knownDigest, DevicePublicKey.checkDigest(ofKeyText: unknown)])
+
+        // By id, the app filter still applies: another app's device is not returned.
+        let other = try await registry.register(DeviceRegistration(
+            recipientID: user, platform: .android, appID: "other-\(android)", environment: nil, token: "fcm:\(user):other", publicKey: unknown))
+        let byID = try await registry.devices(ids: ids + [other.deviceID], in: app, knownKeys: knownKeys)
+        let plainByID = try await registry.devices(ids: ids + [other.deviceID], in: app)
+        #expect(Set(byID.map(\.id)) == Set(ids))
+        #expect(Dictionary(uniqueKeysWithValues: byID.map { ($0.id, $0) }) == Dictionary(uniqueKeysWithValues: plainByID.map { ($0.id, $0) }))
+        // A fetched key comes with its check recorded or not, as a lookup by text says.
+        #expect(byID.first { $0.id == ids[1] }?.publicKeyChecked == plainByID.first { $0.id == ids[1] }?.publicKeyChecked)
     }
 
     @Test("one lookup of many recipients is one statement, prepared on the session's first (a pool of its own counts them)")
