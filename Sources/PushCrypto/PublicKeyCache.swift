@@ -38,6 +38,9 @@ public final class PublicKeyCache: Sendable {
         var recentHits = 0
         var recentLookups = 0
 
+        /// Whether most recent lookups hit: see `prefersDigests`.
+        var prefersDigests: Bool { recentLookups > 0 && 2 * recentHits >= recentLookups }
+
         mutating func countLookup(hit: Bool) {
             if recentLookups >= 1024 {
                 recentHits /= 2
@@ -50,7 +53,9 @@ public final class PublicKeyCache: Sendable {
 
     private struct Entry {
         let text: String
-        let digest: KeyDigest
+        /// The SHA-256 of `text`, once the entry is indexed by it (`names`): computed (about
+        /// 0.7 µs) only while digests are preferred or the text's full check needs it anyway.
+        var digest: KeyDigest?
         let result: Result<DevicePublicKey, PublicKeyError>
         var lastUse: UInt64
 
@@ -83,17 +88,23 @@ public final class PublicKeyCache: Sendable {
         // thread at once.
         // The entry is used in place (`inout` through the values' `_modify`): reading
         // `values[index]` copied it, a retain and a release of its text and key each time.
-        if let cached = state.withLock({ state -> Result<DevicePublicKey, PublicKeyError>? in
+        let lookup = state.withLock { state -> (cached: Result<DevicePublicKey, PublicKeyError>, index: Bool)? in
             state.clock += 1
-            let cached = state.entries.index(forKey: name).flatMap { Entry.hit(&state.entries.values[$0], text: text, clock: state.clock) }
+            let index = state.entries.index(forKey: name)
+            let cached = index.flatMap { Entry.hit(&state.entries.values[$0], text: text, clock: state.clock) }
             state.countLookup(hit: cached != nil)
-            return cached
-        }) {
-            return try cached.get()
+            guard let index, let cached else { return nil }
+            // An entry made while digests were not preferred is indexed on its first hit after.
+            return (cached, state.prefersDigests && state.entries.values[index].digest == nil)
+        }
+        if let lookup {
+            if lookup.index { index(text, name: name, digest: DevicePublicKey.checkDigest(ofKeyText: text)) }
+            return try lookup.cached.get()
         }
         // Parse outside the lock: two tasks may parse the same new key at once, which is
         // harmless and better than serialising every parse behind one lock.
-        let textDigest = DevicePublicKey.checkDigest(ofKeyText: text)
+        let prefersDigests = state.withLock { $0.prefersDigests }
+        let textDigest = checkedBefore && !prefersDigests ? nil : DevicePublicKey.checkDigest(ofKeyText: text)
         let digest = checkedBefore ? nil : textDigest
         let passedHere = digest.map { digest in state.withLock { $0.passed.contains(digest) } } ?? false
         let check: DevicePublicKey.PublicKeyCheck = checkedBefore || passedHere ? .passedBefore : .run
@@ -117,14 +128,25 @@ public final class PublicKeyCache: Sendable {
             if state.entries.count >= capacity, state.entries[name] == nil {
                 evictOldest(&state)
             }
-            let key = KeyDigest(textDigest)
+            let key = textDigest.map(KeyDigest.init)
             if let replaced = state.entries.updateValue(Entry(text: text, digest: key, result: result, lastUse: state.clock), forKey: name),
-               replaced.digest != key, state.names[replaced.digest] == name {
-                state.names[replaced.digest] = nil
+               let old = replaced.digest, old != key, state.names[old] == name {
+                state.names[old] = nil
             }
-            state.names[key] = name
+            if let key { state.names[key] = name }
         }
         return try result.get()
+    }
+
+    /// Indexes the entry `name` by `digest` if it still holds `text` unindexed.
+    private func index(_ text: String, name: String, digest: [UInt8]) {
+        let key = KeyDigest(digest)
+        state.withLock { state in
+            guard let index = state.entries.index(forKey: name), state.entries.values[index].digest == nil,
+                  state.entries.values[index].text == text else { return }
+            state.entries.values[index].digest = key
+            state.names[key] = name
+        }
     }
 
     /// The text of the cached key whose text has this SHA-256 (32 bytes), marking it used;
@@ -142,12 +164,17 @@ public final class PublicKeyCache: Sendable {
     }
 
     /// The share of the recent lookups by text (about the last thousand) that found their key
-    /// here; 0 before any. A device lookup asks for digests instead of texts only while most
-    /// keys are found (`KnownPublicKeys`): when most are not, as in a broadcast to more
-    /// devices than this cache holds, the texts would be fetched in a second round trip anyway.
+    /// here; 0 before any.
     public var recentHitRatio: Double {
         state.withLock { $0.recentLookups == 0 ? 0 : Double($0.recentHits) / Double($0.recentLookups) }
     }
+
+    /// Whether at least half the recent lookups found their key: a device lookup then asks for
+    /// digests instead of texts (`KnownPublicKeys`), and entries are indexed by digest. When
+    /// most miss, as in a broadcast to more devices than this cache holds, the texts would be
+    /// fetched in a second round trip anyway, and a miss spares the digest unless the key's
+    /// full check needs it.
+    public var prefersDigests: Bool { state.withLock { $0.prefersDigests } }
 
     /// How many parses ran with OpenSSL's public-key check (about 5 ms each), counting those
     /// refused before it ran (unparseable, wrong size or exponent).
@@ -181,7 +208,7 @@ public final class PublicKeyCache: Sendable {
         let oldest = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.prefix(dropCount)
         for (name, entry) in oldest {
             state.entries.removeValue(forKey: name)
-            if state.names[entry.digest] == name { state.names[entry.digest] = nil }
+            if let digest = entry.digest, state.names[digest] == name { state.names[digest] = nil }
         }
     }
 }

@@ -35,7 +35,7 @@ extension JobProcessor {
         // While most keys are found in the cache, keys come back as digests and their texts
         // from the cache; otherwise (a cold worker, a broadcast wider than the cache) as text.
         let fromCache = CacheHits()
-        let knownKeys = keys.recentHitRatio >= 0.5
+        let knownKeys = keys.prefersDigests
             ? KnownPublicKeys { [keys] digest in
                 let text = keys.text(forDigest: digest)
                 if text != nil { fromCache.count.add(1, ordering: .relaxed) }

@@ -50,14 +50,32 @@ struct PublicKeyCacheDigestTests {
         #expect(!found.contains(texts[0]), "the oldest entry was dropped")
     }
 
+    @Test("a key recorded as checked is indexed by digest only once most lookups hit: a cache that mostly misses spends no digest on it")
+    func indexedOnceHitsDominate() throws {
+        let cache = PublicKeyCache(capacity: 4)
+        let key = try TestKeys.devicePublic.pem
+        _ = try cache.key(for: key, id: "kid-1", checkedBefore: true)
+        #expect(!cache.prefersDigests)
+        #expect(Self.text(forDigestOf: key, in: cache) == nil, "a miss while digests are not preferred is not indexed")
+        _ = try cache.key(for: key, id: "kid-1", checkedBefore: true)
+        #expect(cache.prefersDigests)
+        #expect(Self.text(forDigestOf: key, in: cache) == key, "indexed on its first hit once digests are preferred")
+        // A new key recorded as checked, met while digests are still preferred with its miss
+        // counted (4 hits in 6 lookups): indexed at once.
+        for _ in 0..<2 { _ = try cache.key(for: key, id: "kid-1", checkedBefore: true) }
+        let other = try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64
+        _ = try cache.key(for: other, id: "kid-2", checkedBefore: true)
+        #expect(Self.text(forDigestOf: other, in: cache) == other)
+    }
+
     @Test("the recent hit ratio counts lookups by text: none, then a miss, then hits")
     func hitRatio() {
         let cache = PublicKeyCache(capacity: 4)
-        #expect(cache.recentHitRatio == 0)
+        #expect(cache.recentHitRatio == 0 && !cache.prefersDigests)
         _ = try? cache.key(for: "garbage")
-        #expect(cache.recentHitRatio == 0)
+        #expect(cache.recentHitRatio == 0 && !cache.prefersDigests)
         _ = try? cache.key(for: "garbage")
-        #expect(cache.recentHitRatio == 0.5)
+        #expect(cache.recentHitRatio == 0.5 && cache.prefersDigests)
         for _ in 0..<2_998 { _ = try? cache.key(for: "garbage") }
         // Older lookups are halved away: the one miss weighs less and less.
         #expect(cache.recentHitRatio > 0.99)
