@@ -42,27 +42,26 @@ extension JobProcessor {
                 return text
             }
             : nil
-        var devices: [Device]
+        let devices: [Device]
         switch batch {
         case .devices(let ids):
             devices = try await registry.devices(ids: ids, in: app, knownKeys: knownKeys)
-            if case .recipientIDs(let recipients) = job.recipients {
-                // A retry of a recipients job: only devices of those recipients.
-                let allowed = Set(recipients)
-                devices = devices.filter { allowed.contains($0.recipientID) }
-            }
         case .recipients(let ids):
             let capped: [String]
             (devices, capped) = try await registry.devices(
                 forRecipients: ids, in: app, maximumPerRecipient: max(1, limits.devicesPerRecipient), knownKeys: knownKeys)
             if !capped.isEmpty { metrics.recipientsCapped.increment(by: Double(capped.count)) }
         }
+        // Counted over the look-up's own rows, before a retry's filter below.
         let cached = fromCache.count.load(ordering: .relaxed)
         var withKey = 0
         for device in devices where device.publicKey != nil { withKey += 1 }
         if cached > 0 { metrics.publicKeyTexts.increment(by: Double(cached), "cache") }
         if withKey > cached { metrics.publicKeyTexts.increment(by: Double(withKey - cached), "database") }
-        return devices
+        guard case .devices = batch, case .recipientIDs(let recipients) = job.recipients else { return devices }
+        // A retry of a recipients job: only devices of those recipients.
+        let allowed = Set(recipients)
+        return devices.filter { allowed.contains($0.recipientID) }
     }
 }
 
