@@ -6,8 +6,16 @@ import PushModel
 struct DeliveryReport: Sendable, Equatable {
     /// Every device whose outcome was not `delivered`, for the planner and the log.
     private(set) var results: [DeviceResult] = []
-    /// Delivered devices per platform.
-    private(set) var delivered: [Platform: Int] = [:]
+    /// Delivered devices per platform (those with none left out), read once per job.
+    var delivered: [Platform: Int] {
+        var counts: [Platform: Int] = [:]
+        if deliveredCount.ios > 0 { counts[.ios] = deliveredCount.ios }
+        if deliveredCount.android > 0 { counts[.android] = deliveredCount.android }
+        return counts
+    }
+    /// The counts behind `delivered`, a field per platform: the dictionary they were kept in
+    /// hashed the platform on every delivered push, on the HTTP/2 loop thread that reports it.
+    private var deliveredCount = PlatformCounts()
     /// The delivered devices' ids per platform, kept only for a job whose producer asked for
     /// `job.completed` (its outcome tally names every device): 8 bytes a device.
     private(set) var deliveredIDs: [Platform: [Int64]] = [:]
@@ -20,12 +28,20 @@ struct DeliveryReport: Sendable, Equatable {
 
     mutating func add(_ result: DeviceResult) {
         if case .sent(.delivered) = result.outcome {
-            delivered[result.device.platform, default: 0] += 1
+            switch result.device.platform {
+            case .ios: deliveredCount.ios += 1
+            case .android: deliveredCount.android += 1
+            }
             if keepsDeliveredIDs { deliveredIDs[result.device.platform, default: []].append(result.device.id) }
         } else {
             results.append(DeviceResult(device: result.device.withoutPublicKey, outcome: result.outcome))
         }
     }
 
-    var deviceCount: Int { results.count + delivered.values.reduce(0, +) }
+    var deviceCount: Int { results.count + deliveredCount.ios + deliveredCount.android }
+
+    private struct PlatformCounts: Sendable, Equatable {
+        var ios = 0
+        var android = 0
+    }
 }

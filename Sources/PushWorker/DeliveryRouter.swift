@@ -9,6 +9,12 @@ public final class DeliveryRouter: Sendable {
     private let fcmByProject: [String: FCMClient]
     private let apnsClients: [APNsClient]
     private let fcmClients: [FCMClient]
+    /// A deployment routes to a handful of apps, usually one of each kind: then every push
+    /// finds its client by comparing ids (some 20 bytes each), not by hashing one, and a
+    /// dictionary serves only larger sets. nil when there are more than `fewest`.
+    private let fewAPNs: [(bundleID: String, client: APNsClient)]?
+    private let fewFCM: [FCMClient]?
+    private static let fewest = 4
 
     /// - Parameters:
     ///   - apns: each client with the bundle ids it may push to.
@@ -22,10 +28,22 @@ public final class DeliveryRouter: Sendable {
         apnsClients = apns.map(\.client)
         fcmClients = fcm
         fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
+        fewAPNs = byBundle.count <= Self.fewest ? byBundle.map { ($0.key, $0.value) } : nil
+        // The first client of a project id wins, as in the dictionary.
+        var distinct: [FCMClient] = []
+        for client in fcm where !distinct.contains(where: { $0.projectID == client.projectID }) { distinct.append(client) }
+        fewFCM = distinct.count <= Self.fewest ? distinct : nil
     }
 
-    func apns(for bundleID: String) -> APNsClient? { apnsByBundle[bundleID] }
-    func fcm(for projectID: String) -> FCMClient? { fcmByProject[projectID] }
+    func apns(for bundleID: String) -> APNsClient? {
+        if let few = fewAPNs { return few.first { $0.bundleID == bundleID }?.client }
+        return apnsByBundle[bundleID]
+    }
+
+    func fcm(for projectID: String) -> FCMClient? {
+        if let few = fewFCM { return few.first { $0.projectID == projectID } }
+        return fcmByProject[projectID]
+    }
 
     /// Every client's HTTP/2 loop, to run in the service group before the services that
     /// send (so they stop after those have drained).

@@ -45,16 +45,20 @@ public struct HTTPRequest: Sendable {
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     /// Header names lower-cased; a repeated header keeps its last value.
-    public var headers: [String: String]
+    public var headers: HTTPHeaders
     public var body: [UInt8]
     /// 2 for HTTP/2, 1 for HTTP/1.x.
     public var httpVersion: Int
 
-    public init(status: Int, headers: [String: String], body: [UInt8], httpVersion: Int) {
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8], httpVersion: Int) {
         self.status = status
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
+    }
+
+    public init(status: Int, headers: [String: String], body: [UInt8], httpVersion: Int) {
+        self.init(status: status, headers: HTTPHeaders(headers), body: body, httpVersion: httpVersion)
     }
 }
 

@@ -19,7 +19,7 @@ final class Transfer: @unchecked Sendable {  // safe: see the proof above
     var continuation: Completion?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    var responseHeaders: [String: String] = [:]
+    var responseHeaders = HTTPHeaders()
     var responseBody: [UInt8] = []
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 

@@ -46,7 +46,7 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     /// Bytes of the request body already handed to nghttp2.
     var bodySent = 0
     var status = 0
-    var responseHeaders: [String: String] = [:]
+    var responseHeaders = HTTPHeaders()
     var responseBody: [UInt8] = []
     /// Why the loop reset the stream itself (a response too large), reported when it closes.
     var resetReason: HTTPClientError?
@@ -83,7 +83,7 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     /// The response as received, moved out (the exchange is finished with it): copying the
     /// headers and body into the response cost a retain and a release of each.
     func takeResponse() -> HTTPResponse {
-        var headers: [String: String] = [:]
+        var headers = HTTPHeaders()
         var body: [UInt8] = []
         swap(&headers, &responseHeaders)
         swap(&body, &responseBody)

@@ -427,9 +427,8 @@ final class H2Connection {
     func received(status: Int, for streamID: Int32) {
         guard let exchange = exchange(onStream: streamID) else { return }
         exchange.status = status
-        // A final response after an interim one (1xx) starts its headers afresh. (Only then:
-        // emptying an empty dictionary still replaces its storage.)
-        if !exchange.responseHeaders.isEmpty { exchange.responseHeaders.removeAll() }
+        // A final response after an interim one (1xx) starts its headers afresh.
+        exchange.responseHeaders.removeAll()
     }
 
     /// One response header, as nghttp2 hands it over (names arrive lower-cased: nghttp2
@@ -444,9 +443,8 @@ final class H2Connection {
             }
             guard isWanted else { return }
         }
-        // No capacity reserved up front: a push keeps one header or none (APNs's `apns-id`
-        // on success, nothing from FCM), and `reserveCapacity` on the String dictionary ran
-        // generic code, instantiating its metadata, for every response.
+        // A push keeps one header or none (APNs's `apns-id` on success, nothing from FCM):
+        // held inline in `HTTPHeaders`, no storage allocated.
         exchange.responseHeaders[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
     }
 

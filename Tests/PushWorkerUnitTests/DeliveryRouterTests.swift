@@ -1,0 +1,45 @@
+import PushCrypto
+import PushDelivery
+import PushTestSupport
+@testable import PushWorker
+import Testing
+
+@Suite("Each push finds its app's client")
+struct DeliveryRouterTests {
+    static func apnsClient(team: String) throws -> APNsClient {
+        try APNsClient(configuration: .init(teamID: team, keyID: "KEY1234567", privateKeyPEM: try TestKeyMaterial.p256PrivateKeyPEM()))
+    }
+
+    static func fcmClient(project: String, key: String) throws -> FCMClient {
+        let account = FCMServiceAccount(
+            projectID: project, clientEmail: "pushd@\(project).iam.gserviceaccount.com", privateKeyID: nil, privateKey: key,
+            tokenURI: "https://oauth2.googleapis.com/token")
+        return try FCMClient(configuration: .init(account: account))
+    }
+
+    /// Few apps are compared one by one, many are looked up by hash: both must route alike.
+    @Test("a bundle id reaches its team's client, with few apps and with many", arguments: [2, 9])
+    func apnsRouting(bundlesPerTeam: Int) throws {
+        let first = try Self.apnsClient(team: "TEAMAAAAAA")
+        let second = try Self.apnsClient(team: "TEAMBBBBBB")
+        let firstBundles = (0..<bundlesPerTeam).map { "com.example.a\($0)" }
+        let secondBundles = (0..<bundlesPerTeam).map { "com.example.b\($0)" }
+        let router = DeliveryRouter(apns: [(first, firstBundles), (second, secondBundles)], fcm: [])
+        for bundle in firstBundles { #expect(router.apns(for: bundle) === first) }
+        for bundle in secondBundles { #expect(router.apns(for: bundle) === second) }
+        #expect(router.apns(for: "com.example.unknown") == nil)
+        #expect(router.apns(for: "com.example.a") == nil, "a prefix of a bundle id is not that bundle id")
+        #expect(router.fcm(for: "any-project") == nil)
+    }
+
+    @Test("a project id reaches its client; of two with the same project id the first wins", arguments: [1, 6])
+    func fcmRouting(projects: Int) throws {
+        let key = try DevicePrivateKey.generate().pkcs8PEM
+        let clients = try (0..<projects).map { try Self.fcmClient(project: "project-\($0)", key: key) }
+        let duplicate = try Self.fcmClient(project: "project-0", key: key)
+        let router = DeliveryRouter(apns: [], fcm: clients + [duplicate])
+        for (index, client) in clients.enumerated() { #expect(router.fcm(for: "project-\(index)") === client) }
+        #expect(router.fcm(for: "project-\(projects)") == nil)
+        #expect(router.apns(for: "project-0") == nil)
+    }
+}
