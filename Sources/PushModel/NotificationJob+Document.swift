@@ -8,6 +8,9 @@ import Foundation
 public struct JobDocument: Sendable, Equatable {
     public let job: NotificationJob
     public let fields: [String: JSONValue]
+    /// The plaintext and APNs template the size check built (`checkSealedSize`), for the
+    /// worker to reuse; nil when the check built none. Derived from `job`, so left out of `==`.
+    public let sealedParts: NotificationJob.SealedParts?
 
     /// Parses and validates, once (`NotificationJob(json:)` rules).
     public init(json: Data) throws(JobValidationError) {
@@ -22,9 +25,13 @@ public struct JobDocument: Sendable, Equatable {
             }
         }
         job = try NotificationJob(reading: FieldReader(root, path: ""))
-        try job.checkSealedSize()
+        sealedParts = try job.checkSealedSize()
         guard case .object(let fields) = root else { throw JobValidationError("", "must be a JSON object") }
         self.fields = fields
+    }
+
+    public static func == (left: JobDocument, right: JobDocument) -> Bool {
+        left.job == right.job && left.fields == right.fields
     }
 
     /// The document as JSON with `retry` set to `state`; sorted keys, every other field as received.

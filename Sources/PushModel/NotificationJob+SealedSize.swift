@@ -15,15 +15,28 @@ extension NotificationJob {
     static let envelopeNonceBytes = 12
     static let envelopeTagBytes = 16
 
-    /// Throws when no device could receive the job's content once sealed.
-    public func checkSealedSize() throws(JobValidationError) {
-        guard pushType == .alert, let plaintext = SealedContent.plaintext(for: self) else { return }
+    /// What the check built that the worker needs again for every device of the job: the
+    /// plaintext to seal, and the APNs payload template when the job has an iOS app. Handed
+    /// on (`JobDocument.sealedParts`) so a job's intake renders them once, not twice.
+    public struct SealedParts: Sendable {
+        public let plaintext: [UInt8]
+        public let apnsTemplate: APNsPayloadTemplate?
+    }
+
+    /// Throws when no device could receive the job's content once sealed. Returns what it
+    /// built (`SealedParts`); nil when it checked nothing (not an alert, or nothing sealed).
+    @discardableResult
+    public func checkSealedSize() throws(JobValidationError) -> SealedParts? {
+        guard pushType == .alert, let plaintext = SealedContent.plaintext(for: self) else { return nil }
         let envelope = Self.standInEnvelope(plaintextBytes: plaintext.count)
         var smallest: (platform: String, bytes: Int, limit: Int)?
+        var apnsTemplate: APNsPayloadTemplate?
         if app.iosBundleID != nil {
+            let template = APNsPayloadTemplate(job: self)
+            apnsTemplate = template
             do {
-                _ = try APNsPayloadTemplate(job: self).payload(encryptedData: envelope)
-                return
+                _ = try template.payload(encryptedData: envelope)
+                return SealedParts(plaintext: plaintext, apnsTemplate: template)
             } catch {
                 if case .tooLarge(let bytes, let limit) = error { smallest = ("APNs payload", bytes, limit) }
             }
@@ -33,12 +46,12 @@ extension NotificationJob {
                 job: self, priority: .high, collapseKey: nil, ttlSeconds: nil, notificationTag: standInNotificationTag)
             do {
                 _ = try template.body(token: "", encryptedData: envelope)
-                return
+                return SealedParts(plaintext: plaintext, apnsTemplate: apnsTemplate)
             } catch {
                 if case .tooLarge(let bytes, let limit) = error, smallest == nil { smallest = ("FCM data", bytes, limit) }
             }
         }
-        guard let smallest else { return }
+        guard let smallest else { return SealedParts(plaintext: plaintext, apnsTemplate: apnsTemplate) }
         throw JobValidationError(
             "content",
             "the sealed content cannot fit any device: \(plaintext.count) bytes of plaintext make a \(smallest.platform) of at least \(smallest.bytes) bytes, the limit is \(smallest.limit) (shorten content.data, the message or the fallback text)")

@@ -85,3 +85,31 @@ struct SealedSizeTests {
         }
     }
 }
+
+@Suite("What the size check renders, the worker reuses")
+struct SealedPartsTests {
+    @Test("an alert's document keeps the plaintext the check sealed, and the APNs template only with an iOS app")
+    func partsKept() throws {
+        let both = try JobDocument(json: SealedSizeTests.job(message: "hello", ios: true, android: true))
+        let parts = try #require(both.sealedParts)
+        #expect(parts.plaintext == SealedContent.plaintext(for: both.job))
+        let template = try #require(parts.apnsTemplate)
+        let envelope = NotificationJob.standInEnvelope(plaintextBytes: parts.plaintext.count)
+        #expect(try template.payload(encryptedData: envelope) == APNsPayloadTemplate(job: both.job).payload(encryptedData: envelope))
+
+        let android = try JobDocument(json: SealedSizeTests.job(message: "hello", ios: false, android: true))
+        #expect(android.sealedParts?.plaintext == SealedContent.plaintext(for: android.job))
+        #expect(android.sealedParts?.apnsTemplate == nil)
+    }
+
+    @Test("a job with nothing to seal keeps no parts, and two documents of one job are equal whatever they keep")
+    func noParts() throws {
+        let fallbackOnly = Data(#"""
+            {"version":1,"job_id":"plain-1","app":{"ios_bundle_id":"com.acme.app"},"recipients":{"recipient_ids":["u"]},
+             "fallback":{"title":"New","message":"Open the app"}}
+            """#.utf8)
+        let document = try JobDocument(json: fallbackOnly)
+        #expect(document.sealedParts == nil)
+        #expect(try JobDocument(json: fallbackOnly) == document)
+    }
+}
