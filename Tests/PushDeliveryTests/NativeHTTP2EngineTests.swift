@@ -115,6 +115,68 @@ struct NativeHTTP2EngineTests {
         #expect(counters.connectionsOpened.load(ordering: .relaxed) == 1)
     }
 
+    /// nghttp2 reads a request's header fields where they lie (`Exchange.headerStorage`)
+    /// when it packs its HEADERS frame. Requests that time out while their HEADERS still wait
+    /// behind a full socket are abandoned before that (nghttp2 cancels them in its queue; the
+    /// connection holds their exchanges until their streams close): the other requests on
+    /// the connection, and the next ones, must go through untouched.
+    @Test("pushes abandoned while their headers wait behind a full socket: the connection keeps serving")
+    func abandonedBeforeHeadersSent() async throws {
+        let emulator = try EmulatorProcess.start()
+        let http = try HTTP2Client(configuration: .init(maximumConnectionsPerHost: 1, caFile: emulator.caFile))
+        http.start()
+        let url = emulator.url + "/3/device/" + EmulatorDeliveryTests.hexToken()
+        let warmUp = try await http.send(HTTPRequest(url: url, body: Array(repeating: 0x41, count: 100)))
+        #expect(warmUp.status == 403)
+        let counters = try #require(http.engineCounters)
+        let body = [UInt8](repeating: 0x41, count: 960 * 1024)
+        emulator.pause()
+        let (large, abandoned) = await withTaskGroup(of: (Bool, String).self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    do throws(HTTPClientError) {
+                        return (true, "HTTP \(try await http.send(HTTPRequest(url: url, body: body, timeout: .seconds(60))).status)")
+                    } catch {
+                        return (true, error.description)
+                    }
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while counters.socketFull.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            // Queued behind the bodies: each times out before its HEADERS can go out.
+            for index in 0..<32 {
+                group.addTask {
+                    let request = HTTPRequest(
+                        url: url, headers: [("apns-id", "00000000-0000-0000-0000-\(String(format: "%012d", index))")],
+                        body: Array(#"{"aps":{}}"#.utf8), timeout: .milliseconds(300), uniqueHeaderNames: [":path", "apns-id"])
+                    do throws(HTTPClientError) {
+                        return (false, "HTTP \(try await http.send(request).status)")
+                    } catch {
+                        return (false, error.description)
+                    }
+                }
+            }
+            var large: [String] = [], abandoned: [String] = []
+            var timedOut = 0
+            for await (isLarge, answer) in group {
+                if isLarge { large.append(answer) } else { abandoned.append(answer) }
+                if !isLarge, answer == HTTPClientError.timedOut.description { timedOut += 1 }
+                if timedOut == 32 { emulator.resume() }
+            }
+            if timedOut < 32 { emulator.resume() }
+            return (large, abandoned)
+        }
+        let after = try await http.send(HTTPRequest(url: url, body: Array(#"{"aps":{}}"#.utf8)))
+        await http.shutdown()
+        await emulator.stop()
+        #expect(abandoned == Array(repeating: HTTPClientError.timedOut.description, count: 32))
+        #expect(large == Array(repeating: "HTTP 403", count: 8), "\(Dictionary(grouping: large, by: { $0 }).mapValues(\.count))")
+        #expect(after.status == 403)
+        #expect(counters.connectionsOpened.load(ordering: .relaxed) == 1)
+    }
+
     /// Established TCP connections from this machine to `port` on 127.0.0.1 (the client
     /// side of each: its remote port is the server's), read from `/proc/net/tcp`.
     static func establishedConnections(toPort port: Int) throws -> Int {

@@ -56,6 +56,13 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
     var isOutstanding = false
     var nextOutstanding: Exchange?
     unowned(unsafe) var previousOutstanding: Exchange?
+    /// The bytes of its header block (`RequestHeaders`), which nghttp2 reads where they lie
+    /// (`NGHTTP2_NV_FLAG_NO_COPY_*`) until it has packed the HEADERS frame or closed the
+    /// stream. So they live as long as the exchange, and the connection holds the exchange
+    /// until its stream has closed, an abandoned one included (`H2Connection.abandoned`).
+    /// Rewritten only when the exchange is sent again, which follows the close of the stream
+    /// that read them (refused) or the deletion of its session.
+    private var headerBytes = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
 
     init(id: UInt64, request: consuming HTTPRequest, target: RequestTarget, group: RequestGroup? = nil, now: ContinuousClock.Instant) {
         self.id = id
@@ -63,6 +70,19 @@ final class Exchange: @unchecked Sendable {  // safe: see the proof above
         self.request = request
         self.target = target
         self.group = group
+    }
+
+    deinit {
+        headerBytes.deallocate()
+    }
+
+    /// `headerBytes`, holding at least `capacity` bytes (their content is the caller's).
+    func headerStorage(capacity: Int) -> UnsafeMutableBufferPointer<UInt8> {
+        if headerBytes.count < capacity {
+            headerBytes.deallocate()
+            headerBytes = .allocate(capacity: capacity)
+        }
+        return headerBytes
     }
 
     /// Resumes the waiting task, or calls the callback, once; later calls are ignored.

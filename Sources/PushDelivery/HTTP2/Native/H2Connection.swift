@@ -44,6 +44,13 @@ final class H2Connection {
     /// finds it here instead of hashing into `streams` again. Cleared whenever that stream
     /// leaves `streams` (ids are never reused on a connection).
     private var recentStream: (id: Int32, exchange: Exchange)?
+    /// Exchanges abandoned (timed out or cancelled) whose streams nghttp2 has not closed yet.
+    /// nghttp2 documents header fields passed without a copy as read until their HEADERS is
+    /// sent or dropped (`Exchange.headerStorage`), and either ends, at the latest, with the
+    /// stream's close callback or the session's deletion: so they are held until then, and
+    /// nothing is reported for them. (nghttp2 1.52 cancels a request still queued when it is
+    /// reset, and never reads its fields; the hold does not depend on that.)
+    private var abandoned: [Int32: Exchange] = [:]
     /// Takes no new streams: the server sent GOAWAY, stream ids ran out, or the loop stops.
     var isDraining = false
     /// When a PING was sent to check a connection whose request timed out; cleared by its ACK.
@@ -275,6 +282,7 @@ final class H2Connection {
     func abandon(_ exchange: Exchange) {
         guard exchange.streamID > 0, removeStream(exchange.streamID) != nil else { return }
         if let session {
+            abandoned[exchange.streamID] = exchange
             _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), exchange.streamID, NGHTTP2_CANCEL.rawValue)
         }
     }
@@ -399,6 +407,7 @@ final class H2Connection {
     private func release() {
         if let session { nghttp2_session_del(session) }
         session = nil
+        abandoned.removeAll()
         if let ssl { SSL_free(ssl) }  // frees `cipher` too
         ssl = nil
         cipher = nil
@@ -462,7 +471,10 @@ final class H2Connection {
     }
 
     func closed(streamID: Int32, errorCode: UInt32) {
-        guard let exchange = removeStream(streamID) else { return }
+        guard let exchange = removeStream(streamID) else {
+            if !abandoned.isEmpty { abandoned[streamID] = nil }
+            return
+        }
         if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
             delegate.connection(self, refused: exchange)
         } else if let reason = exchange.resetReason {

@@ -6,9 +6,12 @@ import PushRuntime
 /// request's own headers with lower-cased names. Headers that HTTP/2 forbids (connection-
 /// specific ones) and `Expect` are left out; a POST gets `content-length`.
 ///
-/// Built for every push, so it costs two temporary allocations and no Strings: names and
-/// values are copied (names lower-cased) into one byte buffer, the `nghttp2_nv` entries
-/// point into it, and `nghttp2_submit_request` copies the block before it is freed.
+/// Built for every push, with no Strings: names and values are copied (names lower-cased)
+/// into the exchange's own header bytes (`Exchange.headerStorage`), the shared block's with
+/// one copy, and the `nghttp2_nv` entries point into them with `NGHTTP2_NV_FLAG_NO_COPY_NAME`
+/// and `_VALUE`: nghttp2 reads them there when it packs the frame, instead of copying every
+/// field again (the provider token, some 250 bytes, among them) and lower-casing each name a
+/// second time, byte by byte, for every push.
 enum RequestHeaders {
     /// Calls `body` with the request's header block. The request is read where it lies in the exchange (which the caller keeps alive),
     /// its arrays through their buffers: a local copy of the request, or a `for` loop over
@@ -18,15 +21,22 @@ enum RequestHeaders {
             var capacity = 96 + exchange.target.authority.utf8.count + exchange.target.path.utf8.count
             for index in headers.indices { capacity += headers[index].name.utf8.count + headers[index].value.utf8.count }
             let sharedCount = exchange.request.sharedHeaders?.fields.count ?? 0
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { storage in
-                withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: headers.count + sharedCount + 5) { fields in
-                    exchange.request.uniqueHeaderNames.withUnsafeBufferPointer { unique in
-                        var block = Block(storage: storage, fields: fields, unique: unique)
-                        return block.build(for: exchange, headers: headers, body)
-                    }
+            capacity += exchange.request.sharedHeaders?.bytes.count ?? 0
+            let storage = exchange.headerStorage(capacity: capacity)
+            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: headers.count + sharedCount + 5) { fields in
+                exchange.request.uniqueHeaderNames.withUnsafeBufferPointer { unique in
+                    var block = Block(storage: storage, fields: fields, unique: unique)
+                    return block.build(for: exchange, headers: headers, body)
                 }
             }
         }
+    }
+
+    /// Flags of a field whose name and value stay where they are until nghttp2 is done with
+    /// them (see `Exchange.headerStorage`); `indexed` false keeps the value out of HPACK.
+    static func flags(indexed: Bool) -> UInt8 {
+        UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue
+            | (indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
     }
 
     /// The names that get special treatment.
@@ -61,27 +71,26 @@ enum RequestHeaders {
             if method == .post, !hasLength {
                 add("content-length", String(exchange.request.body.count), lowercasing: false)
             }
-            guard let shared = exchange.request.sharedHeaders else {
-                return body(UnsafeBufferPointer(rebasing: fields[..<fieldCount]))
+            if let shared = exchange.request.sharedHeaders {
+                shared.bytes.withUnsafeBufferPointer { bytes in
+                    shared.fields.withUnsafeBufferPointer { sharedFields in add(sharedFields, copying: bytes) }
+                }
             }
-            // The shared fields point into the block itself, alive as long as the request;
-            // nghttp2 copies every field before `nghttp2_submit_request` returns.
-            return shared.bytes.withUnsafeBufferPointer { bytes in
-                shared.fields.withUnsafeBufferPointer { sharedFields in add(sharedFields, in: bytes) }
-                return body(UnsafeBufferPointer(rebasing: fields[..<fieldCount]))
-            }
+            return body(UnsafeBufferPointer(rebasing: fields[..<fieldCount]))
         }
 
-        /// Appends a shared block's fields, pointing into its bytes (already lower-cased
-        /// and checked, see `HeaderBlock`).
-        mutating func add(_ shared: UnsafeBufferPointer<HeaderBlock.Field>, in bytes: UnsafeBufferPointer<UInt8>) {
-            guard let base = bytes.baseAddress else { return }
-            let start = UnsafeMutablePointer(mutating: base)
+        /// Appends a shared block's fields (already lower-cased and checked, see
+        /// `HeaderBlock`), its bytes copied whole into `storage`.
+        mutating func add(_ shared: UnsafeBufferPointer<HeaderBlock.Field>, copying bytes: UnsafeBufferPointer<UInt8>) {
+            guard let source = bytes.baseAddress, let base = storage.baseAddress else { return }
+            precondition(used + bytes.count <= storage.count, "header block larger than measured")
+            let start = base + used
+            start.update(from: source, count: bytes.count)
+            used += bytes.count
             for field in shared {
                 fields[fieldCount] = nghttp2_nv(
                     name: start + field.nameStart, value: start + field.valueStart, namelen: field.nameLength,
-                    valuelen: field.valueLength,
-                    flags: UInt8(field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+                    valuelen: field.valueLength, flags: RequestHeaders.flags(indexed: field.indexed))
                 fieldCount += 1
             }
         }
@@ -108,7 +117,7 @@ enum RequestHeaders {
             }
             fields[fieldCount] = nghttp2_nv(
                 name: base + nameStart, value: base + valueStart, namelen: valueStart - nameStart, valuelen: used - valueStart,
-                flags: UInt8(indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+                flags: RequestHeaders.flags(indexed: indexed))
             fieldCount += 1
             return RequestHeaders.equals(storedName, "content-length") ? .contentLength : .other
         }
