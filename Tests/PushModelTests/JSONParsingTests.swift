@@ -43,6 +43,23 @@ struct JSONParsingTests {
         }
     }
 
+    /// Strings are skimmed eight bytes at a time up to the first quote, backslash or control
+    /// character: each of those, and a multi-byte character, at every offset of the first
+    /// words, read as `JSONDecoder` reads them.
+    @Test("a quote, an escape, a control character or a non-ASCII character at every offset of a string")
+    func specialBytesAtEveryOffset() {
+        let specials = [#"\""#, #"\\"#, #"\n"#, #"\u0041"#, "é", "🎉", "\u{1}", "\u{1F}", " ", "\u{7F}", "~", "\""]
+        for offset in 0..<20 {
+            for special in specials {
+                let text = "\"" + String(repeating: "a", count: offset) + special + String(repeating: "b", count: 19 - offset) + "\""
+                let bytes = Array(text.utf8)
+                #expect(Self.parsed(bytes) == Self.foundation(bytes), "\(text.debugDescription)")
+                let unterminated = Array(bytes.dropLast())
+                #expect(Self.parsed(unterminated) == Self.foundation(unterminated), "\(text.debugDescription) without its closing quote")
+            }
+        }
+    }
+
     @Test("nesting: 512 levels are read, 513 are refused, like JSONDecoder")
     func depth() {
         for levels in [511, 512, 513, 2000] {
