@@ -60,16 +60,16 @@ enum RequestHeaders {
             _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Result
         ) -> Result {
             let method = exchange.request.method
-            add(":method", method.rawValue, lowercasing: false)
-            add(":scheme", "https", lowercasing: false)
-            add(":authority", exchange.target.authority, lowercasing: false)
-            add(":path", exchange.target.path, lowercasing: false)
+            add(":method", method.rawValue)
+            add(":scheme", "https")
+            add(":authority", exchange.target.authority)
+            add(":path", exchange.target.path)
             var hasLength = exchange.request.sharedHeaders?.hasContentLength ?? false
             for index in headers.indices where add(headers[index].name, headers[index].value, lowercasing: true) == .contentLength {
                 hasLength = true
             }
             if method == .post, !hasLength {
-                add("content-length", String(exchange.request.body.count), lowercasing: false)
+                add("content-length", String(exchange.request.body.count))
             }
             if let shared = exchange.request.sharedHeaders {
                 shared.bytes.withUnsafeBufferPointer { bytes in
@@ -98,7 +98,6 @@ enum RequestHeaders {
         /// Appends one field; nil (and nothing appended) for a name HTTP/2 forbids.
         @discardableResult
         mutating func add(_ name: String, _ value: String, lowercasing: Bool) -> Name? {
-            guard let base = storage.baseAddress else { return nil }
             let nameStart = used
             let nameLength = append(name)
             let stored = UnsafeMutableBufferPointer(rebasing: storage[nameStart..<nameStart + nameLength])
@@ -107,6 +106,28 @@ enum RequestHeaders {
                 used = nameStart
                 return nil
             }
+            return add(value, namedFrom: nameStart)
+        }
+
+        /// Appends a field of a name of this engine's own (a pseudo-header, `content-length`):
+        /// lower case and allowed already, read from the literal, where a String name cost a
+        /// retain and a release of its storage, four or five times for every push.
+        @discardableResult
+        mutating func add(_ name: StaticString, _ value: String) -> Name? {
+            let nameStart = used
+            name.withUTF8Buffer { bytes in
+                precondition(used + bytes.count <= storage.count, "header block larger than measured")
+                if let source = bytes.baseAddress, let base = storage.baseAddress {
+                    (base + used).update(from: source, count: bytes.count)
+                }
+                used += bytes.count
+            }
+            return add(value, namedFrom: nameStart)
+        }
+
+        /// Appends `value` after the name stored from `nameStart`, and the field for both.
+        private mutating func add(_ value: String, namedFrom nameStart: Int) -> Name? {
+            guard let base = storage.baseAddress else { return nil }
             let valueStart = used
             append(value)
             let storedName = UnsafeBufferPointer(rebasing: storage[nameStart..<valueStart])
