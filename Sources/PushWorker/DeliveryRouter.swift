@@ -29,10 +29,7 @@ public final class DeliveryRouter: Sendable {
         fcmClients = fcm
         fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
         fewAPNs = byBundle.count <= Self.fewest ? byBundle.map { ($0.key, $0.value) } : nil
-        // The first client of a project id wins, as in the dictionary.
-        var distinct: [FCMClient] = []
-        for client in fcm where !distinct.contains(where: { $0.projectID == client.projectID }) { distinct.append(client) }
-        fewFCM = distinct.count <= Self.fewest ? distinct : nil
+        fewFCM = fcmByProject.count <= Self.fewest ? Array(fcmByProject.values) : nil
     }
 
     func apns(for bundleID: String) -> APNsClient? {

@@ -70,16 +70,30 @@ struct NativeHTTP2EngineTests {
         #expect(open <= 2, "\(open) connections open to the emulator")
     }
 
-    @Test("a server that stops reading: the full socket holds the rest, sent intact once it reads again")
-    func fullSocket() async throws {
+    /// An emulator and a client held to one connection, opened by a first request sent
+    /// without a provider token (the emulator answers 403, after reading the whole body).
+    static func oneWarmConnection() async throws -> (EmulatorProcess, HTTP2Client, String, H2EngineCounters) {
         let emulator = try EmulatorProcess.start()
         let http = try HTTP2Client(configuration: .init(maximumConnectionsPerHost: 1, caFile: emulator.caFile))
         http.start()
         let url = emulator.url + "/3/device/" + EmulatorDeliveryTests.hexToken()
-        // Without a provider token: the emulator answers 403, after reading the whole body.
         let warmUp = try await http.send(HTTPRequest(url: url, body: Array(repeating: 0x41, count: 100)))
         #expect(warmUp.status == 403)
-        let counters = try #require(http.engineCounters)
+        return (emulator, http, url, try #require(http.engineCounters))
+    }
+
+    /// Whether the engine met a full socket (EAGAIN) within 30 s.
+    static func fullSocketMet(_ counters: H2EngineCounters) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while counters.socketFull.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return counters.socketFull.load(ordering: .relaxed) > 0
+    }
+
+    @Test("a server that stops reading: the full socket holds the rest, sent intact once it reads again")
+    func fullSocket() async throws {
+        let (emulator, http, url, counters) = try await Self.oneWarmConnection()
         // 15 MiB in 16 bodies, within the emulator's windows (1 MiB a stream, 16 MiB the
         // connection), so only the socket can hold them back.
         let count = 16
@@ -96,11 +110,7 @@ struct NativeHTTP2EngineTests {
                 }
             }
             // Resumed once the engine has met the full socket (EAGAIN), or after 30 s.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while counters.socketFull.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-            let metFullSocket = counters.socketFull.load(ordering: .relaxed) > 0
+            let metFullSocket = await Self.fullSocketMet(counters)
             emulator.resume()
             #expect(metFullSocket, "the socket never filled while the emulator was paused")
             var answers: [String] = []
@@ -122,13 +132,7 @@ struct NativeHTTP2EngineTests {
     /// the connection, and the next ones, must go through untouched.
     @Test("pushes abandoned while their headers wait behind a full socket: the connection keeps serving")
     func abandonedBeforeHeadersSent() async throws {
-        let emulator = try EmulatorProcess.start()
-        let http = try HTTP2Client(configuration: .init(maximumConnectionsPerHost: 1, caFile: emulator.caFile))
-        http.start()
-        let url = emulator.url + "/3/device/" + EmulatorDeliveryTests.hexToken()
-        let warmUp = try await http.send(HTTPRequest(url: url, body: Array(repeating: 0x41, count: 100)))
-        #expect(warmUp.status == 403)
-        let counters = try #require(http.engineCounters)
+        let (emulator, http, url, counters) = try await Self.oneWarmConnection()
         let body = [UInt8](repeating: 0x41, count: 960 * 1024)
         emulator.pause()
         let (large, abandoned) = await withTaskGroup(of: (Bool, String).self) { group in
@@ -141,10 +145,7 @@ struct NativeHTTP2EngineTests {
                     }
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while counters.socketFull.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
+            _ = await Self.fullSocketMet(counters)
             // Queued behind the bodies: each times out before its HEADERS can go out.
             for index in 0..<32 {
                 group.addTask {
