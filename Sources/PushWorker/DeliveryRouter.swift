@@ -1,4 +1,5 @@
 import PushDelivery
+import PushModel
 import PushRuntime
 
 /// The APNs and FCM clients of every configured app, side by side: one `APNsClient` per
@@ -30,6 +31,20 @@ public final class DeliveryRouter: Sendable {
         fcmByProject = Dictionary(fcm.map { ($0.projectID, $0) }, uniquingKeysWith: { first, _ in first })
         fewAPNs = byBundle.count <= Self.fewest ? byBundle.map { ($0.key, $0.value) } : nil
         fewFCM = fcmByProject.count <= Self.fewest ? Array(fcmByProject.values) : nil
+    }
+
+    /// The thread that sends the device's pushes, as a task executor; nil when its client has
+    /// none (the libcurl engine) or there is no client for its app (the push is refused).
+    func loopExecutor(for device: Device) -> (any TaskExecutor)? {
+        switch device.platform {
+        case .ios: apns(for: device.appID)?.loopExecutor
+        case .android: fcm(for: device.appID)?.loopExecutor
+        }
+    }
+
+    /// How many HTTP/2 loop threads the clients run (one per client on the nghttp2 engine).
+    var loopThreadCount: Int {
+        apnsClients.count { $0.loopExecutor != nil } + fcmClients.count { $0.loopExecutor != nil }
     }
 
     func apns(for bundleID: String) -> APNsClient? {

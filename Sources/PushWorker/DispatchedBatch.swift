@@ -6,8 +6,20 @@ import Synchronization
 /// arrive, on whatever thread answers (mostly an HTTP/2 loop thread).
 ///
 /// The batch's pushes have no task each: a few tasks seal and submit, and the batch's one
-/// task waits here, once, for every device taken to report.
+/// task waits here, once, for every device taken to report. The devices may be split into
+/// queues, one per thread that seals them (`JobProcessor.dispatch`); each sealing task takes
+/// from one queue.
 final class DispatchedBatch: Sendable {
+    /// One queue's devices and how many of them were taken.
+    private final class Queue: Sendable {
+        let devices: [Device]
+        let nextIndex = Atomic<Int>(0)
+
+        init(_ devices: [Device]) { self.devices = devices }
+
+        var taken: Int { min(nextIndex.load(ordering: .relaxed), devices.count) }
+    }
+
     private struct State {
         var results: [DeviceResult] = []
         /// Known once no sealing task takes another device.
@@ -15,27 +27,37 @@ final class DispatchedBatch: Sendable {
         var waiter: UnsafeContinuation<[DeviceResult], Never>?
     }
 
-    let devices: [Device]
     /// Cancelled with the job: aborts the pushes in flight and the tasks following them up.
     let requests = RequestGroup()
-    private let nextIndex = Atomic<Int>(0)
+    private let queues: [Queue]
     private let state: Mutex<State>
 
-    init(_ devices: [Device]) {
-        self.devices = devices
+    /// - Parameter queues: the devices, in one queue or several (none empty).
+    init(queues: [[Device]]) {
+        self.queues = queues.map(Queue.init)
         var state = State()
-        state.results.reserveCapacity(devices.count)
+        state.results.reserveCapacity(queues.reduce(0) { $0 + $1.count })
         self.state = Mutex(state)
     }
 
-    /// The next device no sealing task has taken, if any. A device taken must report.
-    func take() -> Device? {
-        let index = nextIndex.add(1, ordering: .relaxed).oldValue
-        return index < devices.count ? devices[index] : nil
+    convenience init(_ devices: [Device]) {
+        self.init(queues: [devices])
     }
 
-    /// Whether a device is left to take (a hint: another task may take it first).
-    var hasDevicesLeft: Bool { nextIndex.load(ordering: .relaxed) < devices.count }
+    /// How many devices queue `queue` holds.
+    func count(inQueue queue: Int) -> Int { queues[queue].devices.count }
+
+    /// The next device of `queue` no sealing task has taken, if any. A device taken must report.
+    func take(fromQueue queue: Int = 0) -> Device? {
+        let queue = queues[queue]
+        let index = queue.nextIndex.add(1, ordering: .relaxed).oldValue
+        return index < queue.devices.count ? queue.devices[index] : nil
+    }
+
+    /// Whether `queue` has a device left to take (a hint: another task may take it first).
+    func hasDevicesLeft(inQueue queue: Int = 0) -> Bool {
+        queues[queue].nextIndex.load(ordering: .relaxed) < queues[queue].devices.count
+    }
 
     /// One taken device's result.
     func report(_ result: DeviceResult) {
@@ -51,7 +73,7 @@ final class DispatchedBatch: Sendable {
     /// Once no sealing task runs: waits for every taken device's result. Cancellation does
     /// not cut this short; cancelling `requests` makes the answers come at once instead.
     func results() async -> [DeviceResult] {
-        let taken = min(nextIndex.load(ordering: .relaxed), devices.count)
+        let taken = queues.reduce(0) { $0 + $1.taken }
         return await withUnsafeContinuation { (waiter: UnsafeContinuation<[DeviceResult], Never>) in
             let ready = state.withLock { state -> [DeviceResult]? in
                 state.expected = taken

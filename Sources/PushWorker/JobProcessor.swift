@@ -12,6 +12,9 @@ final class JobProcessor: Sendable {
     struct Limits: Sendable {
         /// Envelopes sealed at once: CPU work, so about the number of cores.
         var encryptions: Int
+        /// Seal each push on the HTTP/2 loop thread that sends it rather than on the pool
+        /// (`WorkerConfiguration.sealingThreads`).
+        var sealOnLoops = false
         /// Pushes in flight at once across all jobs of this worker.
         var deliveries: Int
         /// Of those, at most this many for bulk-lane jobs, so urgent jobs always find room.

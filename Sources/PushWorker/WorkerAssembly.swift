@@ -29,7 +29,10 @@ public struct WorkerAssembly: Sendable {
         let processor = JobProcessor(
             registry: registry, router: router, keys: PublicKeyCache(capacity: configuration.publicKeyCacheSize),
             limits: .init(
-                encryptions: configuration.encryptionConcurrency, deliveries: configuration.maxInFlightDeliveries,
+                encryptions: configuration.encryptionConcurrency,
+                sealOnLoops: configuration.sealingThreads.sealsOnLoops(
+                    loopThreads: router.loopThreadCount, cores: ProcessInfo.processInfo.activeProcessorCount),
+                deliveries: configuration.maxInFlightDeliveries,
                 bulkDeliveries: configuration.bulkMaxInFlightDeliveries ?? WorkerConfiguration.defaultBulkMaxInFlight,
                 devicesPerRecipient: configuration.maxDevicesPerRecipient),
             metrics: metrics)

@@ -51,6 +51,8 @@ public struct WorkerConfiguration: Sendable {
     /// so the default bounds the cache near 33 MiB; a miss costs one parse.
     public var publicKeyCacheSize = 10_000
     public var encryptionConcurrency = ProcessInfo.processInfo.activeProcessorCount
+    /// Where envelopes are sealed (`sealing_threads`).
+    public var sealingThreads = SealingThreads.auto
     public var databasePoolSize = 4
     /// Milliseconds a lookup waits for a busy connection before the pool opens another (see
     /// `StoreConfiguration.poolGrowthDelay`); 0 opens one for every waiting lookup at once.
@@ -112,6 +114,11 @@ public struct WorkerConfiguration: Sendable {
         configuration.maxInFlightDeliveries = reader.int("max_in_flight_deliveries", env: "PUSHD_MAX_IN_FLIGHT", range: 1...100_000) ?? 1000
         configuration.publicKeyCacheSize = reader.int(
             "public_key_cache_size", env: "PUSHD_PUBLIC_KEY_CACHE_SIZE", range: 1...10_000_000) ?? 10_000
+        if let text = reader.string("sealing_threads", env: "PUSHD_SEALING_THREADS") {
+            if let parsed = SealingThreads(rawValue: text) { configuration.sealingThreads = parsed } else {
+                reader.problem("sealing_threads must be auto, pool or loops, got \"\(text)\"")
+            }
+        }
         configuration.encryptionConcurrency = reader.int("encryption_concurrency", env: "PUSHD_ENCRYPTION_CONCURRENCY", range: 1...1024)
             ?? ProcessInfo.processInfo.activeProcessorCount
         configuration.databasePoolSize = reader.int("database_pool_size", env: "PUSHD_DATABASE_POOL_SIZE", range: 1...200) ?? 4
@@ -172,5 +179,31 @@ public struct WorkerConfiguration: Sendable {
     init(amqpURL: String, databaseURL: String) {
         self.amqpURL = amqpURL
         self.databaseURL = databaseURL
+    }
+}
+
+/// Which threads seal a batch's envelopes.
+///
+/// On the HTTP/2 loop threads, a push is sealed, built and sent by one thread, which costs
+/// less CPU than sealing on the pool and handing the push over (2–4 µs per push; see
+/// `NativeHTTP2Loop`), but only as many threads seal as there are loops: one per APNs or FCM
+/// client. So the loops are right when they are about as many as the cores, the pool when
+/// there are more cores to seal on.
+public enum SealingThreads: String, Sendable {
+    /// The loops when the machine has no more cores than the clients have loop threads
+    /// (a worker with an APNs and an FCM client on two cores), the pool otherwise.
+    case auto
+    /// The cooperative pool, `encryption_concurrency` tasks per batch.
+    case pool
+    /// The loop thread of the client that sends each push (the pool for a client without one).
+    case loops
+
+    /// Whether to seal on the loops, with `loopThreads` of them on `cores` cores.
+    public func sealsOnLoops(loopThreads: Int, cores: Int) -> Bool {
+        switch self {
+        case .auto: loopThreads > 0 && cores <= loopThreads
+        case .pool: false
+        case .loops: loopThreads > 0
+        }
     }
 }

@@ -79,6 +79,7 @@ public final class WorkerService: Service {
         logger.info("worker consuming", [
             "queues": .string(queues.map(\.0).joined(separator: ",")), "prefetch": .int(Int(lanes.urgentPrefetch)),
             "bulk_prefetch": .int(Int(lanes.bulkPrefetch)),
+            "sealing": .string(processor.limits.sealOnLoops ? "http2 loops" : "pool"),
         ])
         let stopper = Task { [consumers] in
             await shutdown.wait()

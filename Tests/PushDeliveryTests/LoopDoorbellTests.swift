@@ -36,6 +36,24 @@ struct LoopDoorbellTests {
         #expect(doorbell.takeAnnouncement())
     }
 
+    @Test("prompt work rings a loop asleep, lightly or soundly, and not an awake one, which sees it before sleeping")
+    func promptWorkRingsAnySleeper() throws {
+        let doorbell = try LoopDoorbell()
+        doorbell.announcePromptly()
+        #expect(!Self.rang(doorbell), "awake: no ring needed")
+        #expect(doorbell.timeoutBeforeSleeping(.lightly, timeout: 1000) == 0, "announced: must not sleep")
+        #expect(doorbell.takeAnnouncement())
+
+        for how in [LoopDoorbell.Sleep.lightly, .soundly] {
+            #expect(doorbell.timeoutBeforeSleeping(how, timeout: 1000) > 0)
+            doorbell.announcePromptly()
+            #expect(Self.rang(doorbell), "asleep (\(how)): rung")
+            doorbell.woke()
+            doorbell.drain()
+            #expect(doorbell.takeAnnouncement())
+        }
+    }
+
     /// What the announcers and the loop thread share.
     private final class Shared: Sendable {
         /// Items announced and not yet taken.

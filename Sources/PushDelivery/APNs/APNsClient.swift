@@ -121,6 +121,9 @@ public final class APNsClient: Service {
 
     public var name: String { "apns:\(configuration.teamID)" }
 
+    /// The thread that sends this client's pushes, as a task executor (`HTTP2Client.loopExecutor`).
+    public var loopExecutor: (any TaskExecutor)? { http.loopExecutor }
+
     /// Runs the HTTP/2 loop until `shutdown` (see `HTTP2Client.run`).
     public func run(shutdown: ShutdownSignal) async throws {
         try await http.run(shutdown: shutdown)

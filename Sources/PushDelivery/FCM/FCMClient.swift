@@ -130,6 +130,9 @@ public final class FCMClient: Service {
 
     public var name: String { "fcm:\(projectID)" }
 
+    /// The thread that sends this client's messages, as a task executor (`HTTP2Client.loopExecutor`).
+    public var loopExecutor: (any TaskExecutor)? { http.loopExecutor }
+
     /// Runs the HTTP/2 loop until `shutdown` (see `HTTP2Client.run`).
     public func run(shutdown: ShutdownSignal) async throws {
         try await http.run(shutdown: shutdown)

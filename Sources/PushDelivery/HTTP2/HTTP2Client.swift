@@ -182,6 +182,13 @@ public final class HTTP2Client: Service, RequestCanceller {
         }
     }
 
+    /// The engine's loop thread as a task executor (nghttp2 engine only): tasks that prefer
+    /// it run on the thread that sends this client's requests (see `NativeHTTP2Loop`).
+    public var loopExecutor: (any TaskExecutor)? {
+        if case .native(let native) = loop { return native }
+        return nil
+    }
+
     func cancelRequests(of group: RequestGroup) {
         if case .native(let native) = loop { native.cancel(group) }
     }

@@ -9,8 +9,9 @@ import Synchronization
 /// sleeps:
 /// - `.soundly`: in `poll` with no bound the caller can count on; whoever announces work
 ///   rings the bell (one byte on the pipe).
-/// - `.lightly`: in `poll` for at most `lightSleepMilliseconds`, or awake; it looks for work
-///   before it sleeps again, so an announcement needs no ring.
+/// - `.lightly`: in `poll` for at most `lightSleepMilliseconds`; it looks for work
+///   before it sleeps again, so an announcement needs no ring (but a prompt one).
+/// - `.awake`: between two `poll`s; it looks for work before the next, so nothing rings.
 ///
 /// The loop sleeps lightly only while requests keep arriving (see `NativeHTTP2Loop`): under
 /// load it then takes new requests each time a response wakes it, or within a millisecond,
@@ -24,6 +25,8 @@ final class LoopDoorbell: Sendable {
     enum Sleep: UInt8 {
         case lightly = 0
         case soundly = 1
+        /// Between `poll`s: whatever is announced is seen before the next one.
+        case awake = 2
     }
 
     /// The longest a light sleep lasts, which is also the longest a request announced
@@ -34,7 +37,7 @@ final class LoopDoorbell: Sendable {
     let readEnd: Int32
     private let writeEnd: Int32
     private let announced = Atomic<Bool>(false)
-    private let sleep = Atomic<UInt8>(Sleep.lightly.rawValue)
+    private let sleep = Atomic<UInt8>(Sleep.awake.rawValue)
 
     init() throws(HTTPClientError) {
         var ends: [Int32] = [0, 0]
@@ -59,6 +62,13 @@ final class LoopDoorbell: Sendable {
     func announce() {
         guard !announced.exchange(true, ordering: .sequentiallyConsistent) else { return }
         if sleep.load(ordering: .sequentiallyConsistent) == Sleep.soundly.rawValue { ring() }
+    }
+
+    /// Work that should not wait out a light sleep (a task's job, which may be a whole job's
+    /// first push): rings unless the loop is awake, where it sees the announcement anyway.
+    func announcePromptly() {
+        announced.store(true, ordering: .sequentiallyConsistent)
+        if sleep.load(ordering: .sequentiallyConsistent) != Sleep.awake.rawValue { ring() }
     }
 
     /// Work the loop must see now, however it sleeps (a cancellation, a stop, a DNS answer).
@@ -91,9 +101,9 @@ final class LoopDoorbell: Sendable {
         return how == .lightly ? min(timeout, Self.lightSleepMilliseconds) : timeout
     }
 
-    /// After `poll`: announcements need no ring until the loop sleeps soundly again.
+    /// After `poll`: announcements need no ring until the loop sleeps again.
     func woke() {
-        sleep.store(Sleep.lightly.rawValue, ordering: .sequentiallyConsistent)
+        sleep.store(Sleep.awake.rawValue, ordering: .sequentiallyConsistent)
     }
 
     /// Empties the pipe after `poll` reported it readable.
