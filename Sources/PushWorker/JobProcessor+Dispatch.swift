@@ -58,6 +58,7 @@ extension JobProcessor {
     private func batchByLoop(_ devices: [Device]) -> (DispatchedBatch, [(any TaskExecutor)?]) {
         var queues: [[Device]] = []
         var executors: [(any TaskExecutor)?] = []
+        var queueOfExecutor: [ObjectIdentifier: Int] = [:]
         var poolQueue: [Device] = []
         for device in devices {
             guard let executor = router.loopExecutor(for: device) else {
@@ -65,9 +66,10 @@ extension JobProcessor {
                 continue
             }
             let identity = ObjectIdentifier(executor as AnyObject)
-            if let index = executors.firstIndex(where: { $0.map { ObjectIdentifier($0 as AnyObject) } == identity }) {
+            if let index = queueOfExecutor[identity] {
                 queues[index].append(device)
             } else {
+                queueOfExecutor[identity] = queues.count
                 executors.append(executor)
                 queues.append([device])
             }

@@ -29,6 +29,12 @@ final class NativeHTTP2Loop: Sendable {
         var cancelledGroups: [RequestGroup] = []
         /// Jobs of tasks that prefer this loop as their executor (`TaskExecutor` below).
         var jobs: [UnownedJob] = []
+
+        /// The jobs queued, moved out.
+        mutating func takeJobs() -> [UnownedJob] {
+            defer { jobs = [] }
+            return jobs
+        }
     }
 
     /// After taking requests the loop sleeps lightly for this long: while they keep coming,
@@ -93,8 +99,7 @@ final class NativeHTTP2Loop: Sendable {
     func stop() {
         let (waiting, jobs) = inbox.withLock { inbox -> ([Exchange]?, [UnownedJob]) in
             guard let waiting = inbox.requests.stop() else { return (nil, []) }
-            defer { inbox.jobs = [] }
-            return (waiting, inbox.jobs)
+            return (waiting, inbox.takeJobs())
         }
         guard let waiting else {
             doorbell.announceUrgently()
@@ -184,8 +189,7 @@ final class NativeHTTP2Loop: Sendable {
         core.closeAll()
         let left = inbox.withLock { inbox -> [UnownedJob] in
             inbox.requests.thread = .exited
-            defer { inbox.jobs = [] }
-            return inbox.jobs
+            return inbox.takeJobs()
         }
         for job in left { globalConcurrentExecutor.enqueue(job) }
         finished.trigger()
@@ -193,9 +197,7 @@ final class NativeHTTP2Loop: Sendable {
 
     /// Runs the jobs queued since the last pass, on this thread.
     private func runJobs() {
-        var jobs: [UnownedJob] = []
-        inbox.withLock { swap(&jobs, &$0.jobs) }
-        for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        for job in inbox.withLock({ $0.takeJobs() }) { job.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 
     /// The loop could not start: every request, now and later, fails with `error`.
@@ -204,8 +206,7 @@ final class NativeHTTP2Loop: Sendable {
         let (waiting, jobs) = inbox.withLock { inbox -> ([Exchange], [UnownedJob]) in
             inbox.requests.stopping = true
             inbox.requests.thread = .exited
-            defer { inbox.jobs = [] }
-            return (inbox.requests.take().started, inbox.jobs)
+            return (inbox.requests.take().started, inbox.takeJobs())
         }
         for exchange in waiting { exchange.complete(.failure(error)) }
         for job in jobs { globalConcurrentExecutor.enqueue(job) }
