@@ -42,9 +42,12 @@ public final class DeliveryRouter: Sendable {
         }
     }
 
-    /// How many HTTP/2 loop threads the clients run (one per client on the nghttp2 engine).
+    /// How many HTTP/2 loop threads pushes are routed to, and so sealed on with
+    /// `sealing_threads` on the loops: one per client on the nghttp2 engine, counting only
+    /// clients some app reaches (a second client for a project id gets no pushes).
     var loopThreadCount: Int {
-        apnsClients.count { $0.loopExecutor != nil } + fcmClients.count { $0.loopExecutor != nil }
+        let routed = apnsByBundle.values.map(\.loopExecutor) + fcmByProject.values.map(\.loopExecutor)
+        return Set(routed.compactMap { $0.map { ObjectIdentifier($0 as AnyObject) } }).count
     }
 
     func apns(for bundleID: String) -> APNsClient? {

@@ -28,7 +28,7 @@ extension JobProcessor {
                     if let executor {
                         // The loop is one thread: one task per loop seals all its devices.
                         group.addTask(executorPreference: executor) {
-                            await self.sealAndSubmit(from: batch, queue: queue, yieldingEvery: Self.pushesBetweenYields, lane: lane, context: context)
+                            await self.sealAndSubmit(from: batch, queue: queue, yieldingAfter: Self.sliceOnLoop, lane: lane, context: context)
                         }
                     } else {
                         for _ in 0..<min(max(1, limits.encryptions), batch.count(inQueue: queue)) {
@@ -43,18 +43,21 @@ extension JobProcessor {
         }
     }
 
-    /// How many pushes a sealing task on a loop thread seals before it lets the loop read
-    /// and send (about 0.2 ms of sealing): the loop runs nothing else while the task runs.
-    static let pushesBetweenYields = 8
+    /// How long a sealing task on a loop thread seals before it lets the loop read and send
+    /// (about 8 envelopes): the loop runs nothing else while the task runs. Timed rather than
+    /// counted, so that a key OpenSSL checks in full (4–7 ms, below) is one push's stall, not
+    /// the start of a count's worth of them.
+    static let sliceOnLoop: Duration = .microseconds(200)
 
     /// The devices in one queue per loop thread that sends them, in the order first met, and
     /// those whose client has no loop (or who have no client) in a last queue for the pool.
     ///
     /// A key no worker has checked yet (`pushd_public_key_checks`) costs OpenSSL's full check
     /// on the loop too, 4–7 ms once per key in the cluster, during which that loop's
-    /// connections neither send nor read. Telling such keys apart here would cost a key-cache
-    /// look-up per device (a digest-read row does not say whether the cache still holds its
-    /// key), which every push would pay for a stall that a key pays once.
+    /// connections neither send nor read (the sealing task yields right after it, its slice
+    /// being timed). Telling such keys apart here would cost a key-cache look-up per device
+    /// (a digest-read row does not say whether the cache still holds its key), which every
+    /// push would pay for a stall that a key pays once.
     private func batchByLoop(_ devices: [Device]) -> (DispatchedBatch, [(any TaskExecutor)?]) {
         var queues: [[Device]] = []
         var executors: [(any TaskExecutor)?] = []
@@ -87,18 +90,18 @@ extension JobProcessor {
     /// tasks would queue behind every other job's waiters for permits they hand straight back,
     /// and hold the batch's end until some other job's pushes answer.
     ///
-    /// A task on a loop thread (`yieldingEvery`) suspends after that many pushes, so the loop
-    /// sends them and reads answers before it seals more.
+    /// A task on a loop thread (`yieldingAfter`) suspends once it has sealed that long, so
+    /// the loop sends those pushes and reads answers before it seals more.
     private nonisolated(nonsending) func sealAndSubmit(
-        from batch: DispatchedBatch, queue: Int, yieldingEvery: Int? = nil, lane: NotificationJob.Lane, context: JobContext
+        from batch: DispatchedBatch, queue: Int, yieldingAfter slice: Duration? = nil, lane: NotificationJob.Lane,
+        context: JobContext
     ) async {
-        var sinceYield = 0
+        var sliceStarted = ContinuousClock.now
         while !Task.isCancelled, batch.hasDevicesLeft(inQueue: queue) {
-            if let yieldingEvery, sinceYield >= yieldingEvery {
-                sinceYield = 0
+            if let slice, ContinuousClock.now - sliceStarted >= slice {
                 await Task.yield()
+                sliceStarted = .now
             }
-            sinceYield += 1
             guard await takeDeliveryPermit(lane: lane) else { return }
             guard let device = batch.take(fromQueue: queue) else {
                 returnDeliveryPermit(lane: lane)

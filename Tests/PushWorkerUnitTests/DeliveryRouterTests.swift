@@ -30,6 +30,7 @@ struct DeliveryRouterTests {
         #expect(router.apns(for: "com.example.unknown") == nil)
         #expect(router.apns(for: "com.example.a") == nil, "a prefix of a bundle id is not that bundle id")
         #expect(router.fcm(for: "any-project") == nil)
+        #expect(router.loopThreadCount == 2, "one loop thread per team's client")
     }
 
     @Test("a project id reaches its client; of two with the same project id the first wins", arguments: [1, 6])
@@ -41,5 +42,7 @@ struct DeliveryRouterTests {
         for (index, client) in clients.enumerated() { #expect(router.fcm(for: "project-\(index)") === client) }
         #expect(router.fcm(for: "project-\(projects)") == nil)
         #expect(router.apns(for: "project-0") == nil)
+        // What `sealing_threads: auto` counts: the duplicate's loop never gets a push to seal.
+        #expect(router.loopThreadCount == projects)
     }
 }

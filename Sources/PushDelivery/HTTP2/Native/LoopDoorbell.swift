@@ -87,6 +87,12 @@ final class LoopDoorbell: Sendable {
 
     // MARK: - The loop thread
 
+    /// The loop left work in its own inbox (jobs past a pass's budget): it takes it in the
+    /// next pass, and its next `poll` does not wait. No ring: the loop is awake.
+    func announceFromLoop() {
+        announced.store(true, ordering: .sequentiallyConsistent)
+    }
+
     /// True when work was announced since the last call; the loop then takes its inbox.
     func takeAnnouncement() -> Bool {
         announced.exchange(false, ordering: .sequentiallyConsistent)

@@ -195,9 +195,29 @@ final class NativeHTTP2Loop: Sendable {
         finished.trigger()
     }
 
-    /// Runs the jobs queued since the last pass, on this thread.
+    /// How long one pass runs queued jobs before it reads and sends: a job is a sealing
+    /// task's slice (`JobProcessor`'s are about 0.2 ms), and with a few dozen batches in
+    /// flight as many slices can be queued at once, which run back to back would hold every
+    /// connection of this loop for milliseconds.
+    static let jobsPerPassBudget: Duration = .microseconds(300)
+
+    /// Runs the jobs queued since the last pass, on this thread, until `jobsPerPassBudget`
+    /// is spent; the rest go back to the head of the queue, ahead of newer ones, and the
+    /// loop looks again before it sleeps.
     private func runJobs() {
-        for job in inbox.withLock({ $0.takeJobs() }) { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        let jobs = inbox.withLock { $0.takeJobs() }
+        guard !jobs.isEmpty else { return }
+        let executor = asUnownedTaskExecutor()
+        let deadline = ContinuousClock.now + Self.jobsPerPassBudget
+        for index in jobs.indices {
+            jobs[index].runSynchronously(on: executor)
+            let next = index + 1
+            if next < jobs.count, ContinuousClock.now >= deadline {
+                inbox.withLock { $0.jobs.insert(contentsOf: jobs[next...], at: 0) }
+                doorbell.announceFromLoop()
+                return
+            }
+        }
     }
 
     /// The loop could not start: every request, now and later, fails with `error`.
@@ -224,7 +244,8 @@ final class NativeHTTP2Loop: Sendable {
 /// pass; a sleeping loop is rung for them (lightly asleep too: a job can be a job's first
 /// push, which should not wait a millisecond), an awake one takes them before it next
 /// sleeps. A task that runs long holds the loop's I/O as long, so such tasks must suspend
-/// (`Task.yield()`) every few pushes. Jobs arriving after the thread exited, or before a
+/// (`Task.yield()`) every fraction of a millisecond; a pass runs queued jobs for
+/// `jobsPerPassBudget` at most, however many are queued. Jobs arriving after the thread exited, or before a
 /// thread that never starts, run on the global executor instead.
 extension NativeHTTP2Loop: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
