@@ -46,8 +46,8 @@ public final class DeliveryRouter: Sendable {
     /// `sealing_threads` on the loops: one per client on the nghttp2 engine, counting only
     /// clients some app reaches (a second client for a project id gets no pushes).
     var loopThreadCount: Int {
-        let routed = apnsByBundle.values.map(\.loopExecutor) + fcmByProject.values.map(\.loopExecutor)
-        return Set(routed.compactMap { $0.map { ObjectIdentifier($0 as AnyObject) } }).count
+        let routed = apnsByBundle.values.compactMap(\.loopExecutor) + fcmByProject.values.compactMap(\.loopExecutor)
+        return Set(routed.map { ObjectIdentifier($0 as AnyObject) }).count
     }
 
     func apns(for bundleID: String) -> APNsClient? {

@@ -209,14 +209,13 @@ final class NativeHTTP2Loop: Sendable {
         guard !jobs.isEmpty else { return }
         let executor = asUnownedTaskExecutor()
         let deadline = ContinuousClock.now + Self.jobsPerPassBudget
-        for index in jobs.indices {
-            jobs[index].runSynchronously(on: executor)
-            let next = index + 1
-            if next < jobs.count, ContinuousClock.now >= deadline {
-                inbox.withLock { $0.jobs.insert(contentsOf: jobs[next...], at: 0) }
+        for (index, job) in jobs.enumerated() {
+            if index > 0, ContinuousClock.now >= deadline {
+                inbox.withLock { $0.jobs.insert(contentsOf: jobs[index...], at: 0) }
                 doorbell.announceFromLoop()
                 return
             }
+            job.runSynchronously(on: executor)
         }
     }
 
@@ -245,8 +244,8 @@ final class NativeHTTP2Loop: Sendable {
 /// push, which should not wait a millisecond), an awake one takes them before it next
 /// sleeps. A task that runs long holds the loop's I/O as long, so such tasks must suspend
 /// (`Task.yield()`) every fraction of a millisecond; a pass runs queued jobs for
-/// `jobsPerPassBudget` at most, however many are queued. Jobs arriving after the thread exited, or before a
-/// thread that never starts, run on the global executor instead.
+/// `jobsPerPassBudget` at most, however many are queued. Jobs arriving after the thread
+/// exited, or before a thread that never starts, run on the global executor instead.
 extension NativeHTTP2Loop: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
