@@ -38,6 +38,10 @@ public final class Device: Sendable, Hashable {
     /// This very key text passed the full key check in some worker before (its digest is
     /// in `pushd_public_key_checks`), so OpenSSL's public-key check need not run again.
     public let publicKeyChecked: Bool
+    /// The key's text came from the caller's own cache of parsed keys (`KnownPublicKeys` in
+    /// PushStore) instead of the row: a key that cache parsed, and checked, already. Such a
+    /// row says nothing of `pushd_public_key_checks` (`publicKeyChecked` is false there).
+    public let publicKeyFromCallersCache: Bool
     public let keyRegisteredAt: Date?
     /// The last (re-)registration of the token: APNs's 410 `timestamp` only invalidates a
     /// token registered before it.
@@ -47,7 +51,7 @@ public final class Device: Sendable, Hashable {
     public init(
         id: Int64, recipientID: String, platform: Platform, appID: String, environment: PushEnvironment,
         token: String, publicKey: String?, keyID: String?, keyRegisteredAt: Date?, tokenRegisteredAt: Date,
-        appVersion: String?, publicKeyChecked: Bool = false
+        appVersion: String?, publicKeyChecked: Bool = false, publicKeyFromCallersCache: Bool = false
     ) {
         self.id = id
         self.recipientID = recipientID
@@ -58,9 +62,17 @@ public final class Device: Sendable, Hashable {
         self.publicKey = publicKey
         self.keyID = keyID
         self.publicKeyChecked = publicKey != nil && publicKeyChecked
+        self.publicKeyFromCallersCache = publicKey != nil && publicKeyFromCallersCache
         self.keyRegisteredAt = keyRegisteredAt
         self.tokenRegisteredAt = tokenRegisteredAt
         self.appVersion = appVersion
+    }
+
+    /// Whether sealing for this device may run OpenSSL's full public-key check (4-7 ms, once
+    /// per key text in the cluster): its key is neither recorded as checked nor one the
+    /// caller's cache held. The worker seals those where a long stall holds no connection.
+    public var publicKeyMayNeedFullCheck: Bool {
+        publicKey != nil && !publicKeyChecked && !publicKeyFromCallersCache
     }
 
     public static func == (lhs: Device, rhs: Device) -> Bool {

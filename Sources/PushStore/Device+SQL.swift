@@ -83,12 +83,12 @@ extension Device {
     /// row, 4,400 column by column). The indices are `columns`' order; a query may select
     /// `extraColumns` more after them, for its own use.
     convenience init(row: SQLRow, extraColumns: Int = 0) throws(StoreError) {
-        try self.init(row: row, extraColumns: extraColumns, publicKey: try row.decode(String?.self, column: 6))
+        try self.init(row: row, extraColumns: extraColumns, publicKey: try row.decode(String?.self, column: 6), fromCallersCache: false)
     }
 
     /// `init(row:extraColumns:)` with the key text given rather than read (a row of
-    /// `columnsWithKeyDigest`, whose key the caller knew).
-    convenience init(row: SQLRow, extraColumns: Int, publicKey: String?) throws(StoreError) {
+    /// `columnsWithKeyDigest`, whose key the caller knew: `fromCallersCache`).
+    convenience init(row: SQLRow, extraColumns: Int, publicKey: String?, fromCallersCache: Bool) throws(StoreError) {
         try row.requireColumnCount(Self.columnCount + extraColumns)
         self.init(
             id: try row.decode(Int64.self, column: 0),
@@ -102,6 +102,7 @@ extension Device {
             keyRegisteredAt: try row.decode(Date?.self, column: 8),
             tokenRegisteredAt: try row.decode(Date.self, column: 9),
             appVersion: try row.decode(String?.self, column: 10),
-            publicKeyChecked: try row.decode(Bool.self, column: 11))
+            publicKeyChecked: try row.decode(Bool.self, column: 11),
+            publicKeyFromCallersCache: fromCallersCache)
     }
 }

@@ -38,7 +38,7 @@ extension DeviceRegistry {
                 needsText = true
                 return nil
             }
-            let device = try Device(row: row, extraColumns: extraColumns + 1, publicKey: text)
+            let device = try Device(row: row, extraColumns: extraColumns + 1, publicKey: text, fromCallersCache: text != nil)
             try each(row, device)
             if needsText { missing.append(device.id) }
             devices.append(device)

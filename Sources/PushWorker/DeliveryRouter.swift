@@ -42,6 +42,14 @@ public final class DeliveryRouter: Sendable {
         }
     }
 
+    /// The thread to seal the device's push on with `sealing_threads` on the loops: its
+    /// client's loop, unless sealing may run OpenSSL's full check of its key
+    /// (`Device.publicKeyMayNeedFullCheck`), 4-7 ms during which that loop would neither send
+    /// nor read for any of its connections; nil then, and such devices go to the pool.
+    func sealingExecutor(for device: Device) -> (any TaskExecutor)? {
+        device.publicKeyMayNeedFullCheck ? nil : loopExecutor(for: device)
+    }
+
     /// How many HTTP/2 loop threads pushes are routed to, and so sealed on with
     /// `sealing_threads` on the loops: one per client on the nghttp2 engine, counting only
     /// clients some app reaches (a second client for a project id gets no pushes).

@@ -50,21 +50,20 @@ extension JobProcessor {
     static let sliceOnLoop: Duration = .microseconds(200)
 
     /// The devices in one queue per loop thread that sends them, in the order first met, and
-    /// those whose client has no loop (or who have no client) in a last queue for the pool.
-    ///
-    /// A key no worker has checked yet (`pushd_public_key_checks`) costs OpenSSL's full check
-    /// on the loop too, 4–7 ms once per key in the cluster, during which that loop's
-    /// connections neither send nor read (the sealing task yields right after it, its slice
-    /// being timed). Telling such keys apart here would cost a key-cache look-up per device
-    /// (a digest-read row does not say whether the cache still holds its key), which every
-    /// push would pay for a stall that a key pays once.
+    /// in a last queue for the pool those whose client has no loop (or who have no client)
+    /// and those whose key may need OpenSSL's full check (`DeliveryRouter.sealingExecutor`):
+    /// a key no worker has checked yet costs 4–7 ms once in the cluster, which on a loop
+    /// would hold every connection of that loop for as long. The row says so at no cost (a
+    /// key recorded as checked, or taken from this worker's cache, needs none), so a
+    /// broadcast to devices registered by some other backend, their keys never checked,
+    /// stalls no connection.
     private func batchByLoop(_ devices: [Device]) -> (DispatchedBatch, [(any TaskExecutor)?]) {
         var queues: [[Device]] = []
         var executors: [(any TaskExecutor)?] = []
         var queueOfExecutor: [ObjectIdentifier: Int] = [:]
         var poolQueue: [Device] = []
         for device in devices {
-            guard let executor = router.loopExecutor(for: device) else {
+            guard let executor = router.sealingExecutor(for: device) else {
                 poolQueue.append(device)
                 continue
             }

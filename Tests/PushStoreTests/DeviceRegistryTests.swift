@@ -190,6 +190,11 @@ struct DeviceRegistryTests {
         #expect(byDigest.count == 6 && digestCapped == [over] && plainCapped == [over])
         #expect(byDigest.first { $0.id == ids[1] }?.publicKey == unknown)
         #expect(byDigest.first { $0.id == ids[2] }?.publicKey == nil)
+        // Which texts came from the caller: what tells a worker that a key needs no full check.
+        let knownFlagged = byDigest.filter { $0.publicKey == known }.map(\.publicKeyFromCallersCache)
+        #expect(knownFlagged == [true, true, true, true])
+        #expect(byDigest.first { $0.id == ids[1] }?.publicKeyMayNeedFullCheck == true)
+        #expect(!plain.contains { $0.publicKeyFromCallersCache })
         // Asked once per device with a key (not for the one without), with the texts' digests.
         let digests = asked.withLock { $0 }
         #expect(digests.count == 5)

@@ -1,5 +1,7 @@
 import PushCrypto
+import Foundation
 import PushDelivery
+import PushModel
 import PushTestSupport
 @testable import PushWorker
 import Testing
@@ -44,5 +46,32 @@ struct DeliveryRouterTests {
         #expect(router.apns(for: "project-0") == nil)
         // What `sealing_threads: auto` counts: the duplicate's loop never gets a push to seal.
         #expect(router.loopThreadCount == projects)
+    }
+
+    /// On the loops, a key that may need OpenSSL's full check (4-7 ms) is sealed on the pool:
+    /// the row says so (neither recorded as checked nor from the worker's cache).
+    @Test("a device whose key may need the full check is sealed on the pool; the others on their client's loop")
+    func sealingExecutor() throws {
+        let client = try Self.apnsClient(team: "TEAMAAAAAA")
+        let router = DeliveryRouter(apns: [(client, ["com.example.a"])], fcm: [])
+        let loop = try #require(client.loopExecutor)
+        func device(key: String?, checked: Bool = false, cached: Bool = false, bundle: String = "com.example.a") -> Device {
+            Device(
+                id: 1, recipientID: "r", platform: .ios, appID: bundle, environment: .production, token: "ab", publicKey: key,
+                keyID: key.map { _ in "k" }, keyRegisteredAt: nil, tokenRegisteredAt: Date(), appVersion: nil,
+                publicKeyChecked: checked, publicKeyFromCallersCache: cached)
+        }
+        func executor(_ device: Device) -> ObjectIdentifier? {
+            router.sealingExecutor(for: device).map { ObjectIdentifier($0 as AnyObject) }
+        }
+        let onLoop = ObjectIdentifier(loop as AnyObject)
+        #expect(executor(device(key: "MII...", checked: true)) == onLoop)
+        #expect(executor(device(key: "MII...", cached: true)) == onLoop)
+        #expect(executor(device(key: nil)) == onLoop, "no key, no check")
+        #expect(device(key: "MII...").publicKeyMayNeedFullCheck)
+        #expect(executor(device(key: "MII...")) == nil, "never checked: the pool")
+        #expect(executor(device(key: "MII...", checked: true, bundle: "com.example.unknown")) == nil, "no client: the pool")
+        // A device without a key cannot claim either.
+        #expect(!device(key: nil, checked: true, cached: true).publicKeyFromCallersCache)
     }
 }
