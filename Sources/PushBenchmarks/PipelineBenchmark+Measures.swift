@@ -8,7 +8,7 @@ extension PipelineRun {
     func throughput(deliveries: Int, workers count: Int) async throws -> DrainFigures {
         try await resetEmulator()
         try await publishJobs(deliveries: deliveries)
-        let expected = (deliveries / (Self.recipientsPerJob * 2)) * Self.recipientsPerJob * 2
+        let expected = (deliveries / (Self.recipientsPerJob * devicesPerRecipient)) * Self.recipientsPerJob * devicesPerRecipient
         let emulatorBefore = try await emulatorCPUSeconds()
         let started = Date().timeIntervalSince1970
         let workers = try startWorkers(count)
@@ -52,13 +52,13 @@ extension PipelineRun {
         try await resetEmulator()
         let workers = try startWorkers(2)
         defer { stop(workers) }
-        let perJob = Double(recipients * 2)
+        let perJob = Double(recipients * devicesPerRecipient)
         // Warm-up before the clock starts: a worker's first job pays once for its HTTP/2
         // connections (TLS, the server's SETTINGS, the provider token's first check) and its
         // database sessions. The figure is the steady state; the log is reset after.
         let warmUpJobs = 4
         for _ in 0..<warmUpJobs { try await amqp.publish(job(label: "warm-up").1) }
-        try await waitForAccepted(warmUpJobs * Self.recipientsPerJob * 2)
+        try await waitForAccepted(warmUpJobs * Self.recipientsPerJob * devicesPerRecipient)
         try await resetEmulator()
         let interval = perJob / max(rate, 1)
         var published: [String: Double] = [:]

@@ -22,6 +22,11 @@ final class PipelineRun {
     /// The `pushd` whose `worker` the drains start: this one unless a comparison sets another.
     var workerExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     static let recipientsPerJob = 50
+    /// Jobs for the iOS app only (`--platforms ios`): one push per recipient, all on one
+    /// HTTP/2 client, as a deployment whose traffic is one platform's.
+    var iosOnly = false
+    /// Pushes per recipient of a job: each has an iOS and an Android device.
+    var devicesPerRecipient: Int { iosOnly ? 1 : 2 }
     static let bundle = "com.example.app"
     static let project = "demo-project"
 
@@ -87,7 +92,7 @@ final class PipelineRun {
     /// Publishes jobs for `deliveries` pushes (100 per job) to `lane`; returns their ids.
     @discardableResult
     func publishJobs(deliveries: Int, lane: NotificationJob.Lane = .urgent) async throws -> [String] {
-        let jobCount = max(1, deliveries / (Self.recipientsPerJob * 2))
+        let jobCount = max(1, deliveries / (Self.recipientsPerJob * devicesPerRecipient))
         var requests: [PublishRequest] = []
         var ids: [String] = []
         for _ in 0..<jobCount {
@@ -107,7 +112,8 @@ final class PipelineRun {
         let first = (jobCounter * Self.recipientsPerJob) % recipients.count
         let ids = (0..<count).map { recipients[(first + $0) % recipients.count] }
         let job: [String: Any] = [
-            "version": 1, "job_id": id, "app": ["ios_bundle_id": Self.bundle, "fcm_project_id": Self.project],
+            "version": 1, "job_id": id,
+            "app": iosOnly ? ["ios_bundle_id": Self.bundle] : ["ios_bundle_id": Self.bundle, "fcm_project_id": Self.project],
             "recipients": ["recipient_ids": ids],
             "content": ["title": "Benchmark", "message": String(repeating: "x", count: 800), "data": ["n": jobCounter]],
             "fallback": ["title": "New message", "message": "Open the app to read it"],

@@ -26,7 +26,7 @@ enum PipelineBenchmark {
             arguments,
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
-                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients",
+                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients", "platforms",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -39,8 +39,15 @@ enum PipelineBenchmark {
         let deliveries = try parsed.integer("deliveries", default: 20_000)
         let backlog = try parsed.integer("backlog", default: 100_000)
         let peerRequests = try parsed.integer("peer-requests", default: 20_000)
+        let iosOnly: Bool
+        switch parsed["platforms"] {
+        case nil, "both": iosOnly = false
+        case "ios" where parsed["mode"] == nil: iosOnly = true
+        default: throw .usage("--platforms: both (the default: an iOS and an Android device per recipient) or ios (not with --mode)")
+        }
         let bench: PipelineRun
         do { bench = try await PipelineRun(setup: setup) } catch { throw .failure("set-up failed: \(error)") }
+        bench.iosOnly = iosOnly
         if let mode = parsed["mode"] {
             guard mode == "urgent-under-bulk" else { throw .usage("--mode: only urgent-under-bulk (or none for the full run)") }
             let urgentJobs = try parsed.integer("urgent-jobs", default: 200)
@@ -64,7 +71,7 @@ enum PipelineBenchmark {
                 let recipients = try parsed.integer("recipients", default: PipelineRun.recipientsPerJob)
                 writeLatency(
                     try await bench.latency(rate: rate, seconds: 10, recipients: recipients),
-                    note: (parsed["rate"] == nil ? "half the maximum" : "--rate") + ", \(recipients * 2)-push jobs",
+                    note: (parsed["rate"] == nil ? "half the maximum" : "--rate") + ", \(recipients * bench.devicesPerRecipient)-push jobs",
                     isTarget: parsed["rate"] == nil && recipients == PipelineRun.recipientsPerJob)
                 await bench.tearDown()
                 return

@@ -17,23 +17,25 @@ import PushStore
 /// With `limits.sealOnLoops`, each device is sealed on the HTTP/2 loop thread of the client
 /// that sends it (one sealing task per loop, preferring it as its executor), so a push is
 /// sealed, built and sent by one thread; sealing on the pool and handing the push to the loop
-/// cost 2–4 µs more per push (`NativeHTTP2Loop`'s `TaskExecutor` conformance says why).
+/// cost 2–4 µs more per push (`NativeHTTP2Loop`'s `TaskExecutor` conformance says why). The
+/// pool still seals what a loop should not (`batchByLoop`) and helps a batch that reaches
+/// fewer loops than it may seal on at once (`sealingTasks`).
 extension JobProcessor {
     func dispatch(_ devices: [Device], lane: NotificationJob.Lane, context: JobContext) async -> [DeviceResult] {
         guard !devices.isEmpty else { return [] }
         let (batch, executors) = limits.sealOnLoops ? batchByLoop(devices) : (DispatchedBatch(devices), [nil])
+        let tasks = Self.sealingTasks(
+            queueSizes: executors.indices.map(batch.count(inQueue:)), onLoop: executors.map { $0 != nil },
+            encryptions: limits.encryptions)
         return await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
-                for (queue, executor) in executors.enumerated() {
-                    if let executor {
-                        // The loop is one thread: one task per loop seals all its devices.
+                for task in tasks {
+                    if task.onLoop, let executor = executors[task.queue] {
                         group.addTask(executorPreference: executor) {
-                            await self.sealAndSubmit(from: batch, queue: queue, yieldingAfter: Self.sliceOnLoop, lane: lane, context: context)
+                            await self.sealAndSubmit(from: batch, queue: task.queue, yieldingAfter: Self.sliceOnLoop, lane: lane, context: context)
                         }
                     } else {
-                        for _ in 0..<min(max(1, limits.encryptions), batch.count(inQueue: queue)) {
-                            group.addTask { await self.sealAndSubmit(from: batch, queue: queue, lane: lane, context: context) }
-                        }
+                        group.addTask { await self.sealAndSubmit(from: batch, queue: task.queue, lane: lane, context: context) }
                     }
                 }
             }
@@ -42,6 +44,48 @@ extension JobProcessor {
             batch.requests.cancel()
         }
     }
+
+    /// The sealing tasks of a batch, each taking devices from one queue: one per loop queue,
+    /// on that loop (the loop is one thread); up to `encryptions` on the pool for a queue
+    /// without a loop; and, when the batch reaches fewer loops than `encryptions` (a job of
+    /// one platform), pool tasks that help the loop queues big enough to share, largest
+    /// first, so such a job is sealed on every core the worker may seal on instead of on its
+    /// one loop thread. The pushes a helper seals cross to the loop as on the pool (2-4 µs
+    /// more each); a batch reaching as many loops as `encryptions`, the usual worker with
+    /// both platforms on two cores, gets no helper.
+    static func sealingTasks(queueSizes: [Int], onLoop: [Bool], encryptions: Int) -> [SealingTask] {
+        let encryptions = max(1, encryptions)
+        var tasks: [SealingTask] = []
+        var loopQueues: [Int] = []
+        for (queue, size) in queueSizes.enumerated() where size > 0 {
+            if onLoop[queue] {
+                tasks.append(SealingTask(queue: queue, onLoop: true))
+                loopQueues.append(queue)
+            } else {
+                tasks.append(contentsOf: repeatElement(SealingTask(queue: queue, onLoop: false), count: min(encryptions, size)))
+            }
+        }
+        let shared = loopQueues.filter { queueSizes[$0] >= minimumDevicesToShareALoop }.sorted { queueSizes[$0] > queueSizes[$1] }
+        guard !shared.isEmpty else { return tasks }
+        for helper in 0..<max(0, encryptions - loopQueues.count) {
+            let queue = shared[helper % shared.count]
+            // No more tasks on a queue than it has devices.
+            guard tasks.count(where: { $0.queue == queue }) < queueSizes[queue] else { continue }
+            tasks.append(SealingTask(queue: queue, onLoop: false))
+        }
+        return tasks
+    }
+
+    /// One sealing task of a batch: the queue it takes devices from, and whether it runs on
+    /// that queue's loop thread or on the pool.
+    struct SealingTask: Equatable {
+        let queue: Int
+        let onLoop: Bool
+    }
+
+    /// A loop queue shorter than this is sealed by its loop alone (about 0.4 ms of sealing):
+    /// a helper would cost a task and hand its few pushes across threads for little.
+    static let minimumDevicesToShareALoop = 16
 
     /// How long a sealing task on a loop thread seals before it lets the loop read and send
     /// (about 8 envelopes): the loop runs nothing else while the task runs. Timed rather than
