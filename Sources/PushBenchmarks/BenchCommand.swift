@@ -40,12 +40,13 @@ public enum BenchCommand: Subcommand {
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
                                     [--only backlog [--rounds N] [--baseline OTHER_PUSHD]]
-                                    [--only latency [--rate N] [--recipients N]]
+                                    [--only latency [--rate N] [--recipients N]] [--platforms both|ios]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate (jobs
-                   of 50 recipients, 100 pushes), with a job's first and last push, and for
-                   one-recipient jobs at 100 a second; a
+                   of 50 recipients, 100 pushes; 50 with --platforms ios, jobs for the iOS app
+                   only), with a job's first and last push, and for one-recipient jobs at 100 a
+                   second; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
                    and our rate as a ratio of the lower; the workers' CPU per delivery (their
                    own /proc utime + stime) beside one core's CPU per envelope, and their

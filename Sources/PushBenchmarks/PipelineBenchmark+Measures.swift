@@ -45,7 +45,7 @@ extension PipelineRun {
         var p99: Double { APNsBenchmark.percentile(all, 0.99) }
     }
 
-    /// Publishes jobs of `recipients` recipients (two devices each) at `rate` deliveries/s for
+    /// Publishes jobs of `recipients` recipients (`devicesPerRecipient` pushes each) at `rate` deliveries/s for
     /// `seconds` with two workers running, then measures publish → accepted by the emulator
     /// for every push, and the rate achieved.
     func latency(rate: Double, seconds duration: Double, recipients: Int = recipientsPerJob) async throws -> LatencyFigures {

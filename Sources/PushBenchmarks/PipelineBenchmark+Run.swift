@@ -89,7 +89,8 @@ final class PipelineRun {
 
     private var jobCounter = 0
 
-    /// Publishes jobs for `deliveries` pushes (100 per job) to `lane`; returns their ids.
+    /// Publishes jobs for `deliveries` pushes (50 recipients per job, `devicesPerRecipient` pushes
+    /// each) to `lane`; returns their ids.
     @discardableResult
     func publishJobs(deliveries: Int, lane: NotificationJob.Lane = .urgent) async throws -> [String] {
         let jobCount = max(1, deliveries / (Self.recipientsPerJob * devicesPerRecipient))

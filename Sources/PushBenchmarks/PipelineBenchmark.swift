@@ -108,9 +108,9 @@ enum PipelineBenchmark {
             let best = max(oneWorker.rate, twoWorkers.rate)
             writeLatency(try await bench.latency(rate: best / 2, seconds: 10), note: "half the maximum")
             // What one user's notification waits, apart from a large job's own spread: jobs of
-            // one recipient (two pushes), 100 a second.
+            // one recipient (two pushes, one with --platforms ios), 100 a second.
             writeLatency(
-                try await bench.latency(rate: 200, seconds: 10, recipients: 1),
+                try await bench.latency(rate: Double(100 * bench.devicesPerRecipient), seconds: 10, recipients: 1),
                 note: "one-recipient jobs, 100 a second", isTarget: false)
             let drained = try await bench.peakMemory(backlog: backlog)
             write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")

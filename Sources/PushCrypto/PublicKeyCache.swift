@@ -29,8 +29,9 @@ public final class PublicKeyCache: Sendable {
         /// SHA-256 of the texts that passed the full check, not yet handed to
         /// `takeNewlyChecked` (each again until the lookup reports it recorded).
         var newlyChecked: Set<[UInt8]> = []
-        /// SHA-256 of every text that passed the full check in this process (at most
-        /// `passedCapacity`, then forgotten all at once): an evicted key parsed again, or a
+        /// SHA-256 of every text that passed the full check in this process, or was parsed on
+        /// the word of its record and made findable by digest (at most `passedCapacity`, then
+        /// forgotten all at once): an evicted key parsed again, or a
         /// key met again before its record is read back, is not checked twice.
         var passed: Set<[UInt8]> = []
         var fullChecks = 0
@@ -126,9 +127,11 @@ public final class PublicKeyCache: Sendable {
             if let digest, passed {
                 // Until the record is read back, this process remembers on its own (32 bytes
                 // a key, against 3.6 KiB for a parsed one), and hands the digest out again.
-                if state.passed.count >= passedCapacity { state.passed.removeAll(keepingCapacity: true) }
-                state.passed.insert(digest)
+                Self.rememberPassed(digest, in: &state, capacity: passedCapacity)
                 if state.newlyChecked.count < capacity { state.newlyChecked.insert(digest) }
+            } else if passed, let textDigest {
+                // Parsed on the record's word, and indexed by digest: remembered as passed.
+                Self.rememberPassed(textDigest, in: &state, capacity: passedCapacity)
             }
             if state.entries.count >= capacity, state.entries[name] == nil {
                 evictOldest(&state)
@@ -147,7 +150,18 @@ public final class PublicKeyCache: Sendable {
             guard let entry = state.entries[name], entry.digest == nil, entry.text == text else { return }
             entry.digest = key
             state.byDigest[key] = entry
+            if case .success = entry.result { Self.rememberPassed(digest, in: &state, capacity: passedCapacity) }
         }
+    }
+
+    /// Records that the text of `digest` passed (the full check here, or parsed on the word
+    /// of its record) when its entry becomes findable by digest. A device row whose text came
+    /// from here by digest says nothing of that record (`KnownPublicKeys`), so if the entry is
+    /// gone when sealing looks (evicted in between, or kept under another id) the text is
+    /// parsed again without `checkedBefore`: remembered, it is not checked in full after all.
+    private static func rememberPassed(_ digest: [UInt8], in state: inout State, capacity: Int) {
+        if state.passed.count >= capacity { state.passed.removeAll(keepingCapacity: true) }
+        state.passed.insert(digest)
     }
 
     /// The text of the cached key whose text has this SHA-256 (32 bytes), marking it used;

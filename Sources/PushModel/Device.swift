@@ -39,8 +39,12 @@ public final class Device: Sendable, Hashable {
     /// in `pushd_public_key_checks`), so OpenSSL's public-key check need not run again.
     public let publicKeyChecked: Bool
     /// The key's text came from the caller's own cache of parsed keys (`KnownPublicKeys` in
-    /// PushStore) instead of the row: a key that cache parsed, and checked, already. Such a
-    /// row says nothing of `pushd_public_key_checks` (`publicKeyChecked` is false there).
+    /// PushStore) instead of the row: a text that cache has parsed already, as a key or as a
+    /// refusal, so sealing finds it there and runs no check. Such a row says nothing of
+    /// `pushd_public_key_checks` (`publicKeyChecked` is false there). It only decides where
+    /// sealing runs; it must never stand in for `publicKeyChecked` as a key cache's
+    /// `checkedBefore`: a refused text evicted in between would then be parsed without the
+    /// check that refused it.
     public let publicKeyFromCallersCache: Bool
     public let keyRegisteredAt: Date?
     /// The last (re-)registration of the token: APNs's 410 `timestamp` only invalidates a

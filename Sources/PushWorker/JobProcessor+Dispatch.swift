@@ -102,12 +102,20 @@ extension JobProcessor {
     /// broadcast to devices registered by some other backend, their keys never checked,
     /// stalls no connection.
     private func batchByLoop(_ devices: [Device]) -> (DispatchedBatch, [(any TaskExecutor)?]) {
+        let (queues, executors) = Self.queuesByLoop(devices, sealingExecutor: router.sealingExecutor(for:))
+        return (DispatchedBatch(queues: queues), executors)
+    }
+
+    /// `batchByLoop`'s split, given where each device is to be sealed (nil: the pool).
+    static func queuesByLoop(
+        _ devices: [Device], sealingExecutor: (Device) -> (any TaskExecutor)?
+    ) -> (queues: [[Device]], executors: [(any TaskExecutor)?]) {
         var queues: [[Device]] = []
         var executors: [(any TaskExecutor)?] = []
         var queueOfExecutor: [ObjectIdentifier: Int] = [:]
         var poolQueue: [Device] = []
         for device in devices {
-            guard let executor = router.sealingExecutor(for: device) else {
+            guard let executor = sealingExecutor(device) else {
                 poolQueue.append(device)
                 continue
             }
@@ -124,7 +132,7 @@ extension JobProcessor {
             queues.append(poolQueue)
             executors.append(nil)
         }
-        return (DispatchedBatch(queues: queues), executors)
+        return (queues, executors)
     }
 
     /// One sealing task: takes devices until none is left, each under a delivery permit

@@ -68,6 +68,28 @@ struct PublicKeyCacheDigestTests {
         #expect(Self.text(forDigestOf: other, in: cache) == other)
     }
 
+    /// A row whose text came from the cache by digest says nothing of the key's record: if
+    /// the entry is gone when sealing looks (evicted in between, or kept under another id),
+    /// the text is parsed again without `checkedBefore`, and must not get the full check.
+    @Test("a key parsed on its record's word while digests are preferred is not checked in full when met again without it")
+    func recordRemembered() throws {
+        let cache = PublicKeyCache(capacity: 1)
+        let key = try TestKeys.devicePublic.pem
+        _ = try cache.key(for: key, id: "kid-1", checkedBefore: true)
+        _ = try cache.key(for: key, id: "kid-1", checkedBefore: true)
+        #expect(cache.prefersDigests)
+        let other = try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64
+        _ = try cache.key(for: other, id: "kid-2", checkedBefore: true)
+        #expect(cache.fullChecks == 0)
+        // `other` evicted `key` (capacity 1): met again without the record's word.
+        _ = try cache.key(for: key, id: "kid-1")
+        #expect(cache.fullChecks == 0, "parsed on the word it was parsed on before")
+        // A text never recorded still gets its full check.
+        let unrecorded = try DevicePrivateKey.generate().publicKey.subjectPublicKeyInfoBase64
+        _ = try cache.key(for: unrecorded, id: "kid-3")
+        #expect(cache.fullChecks == 1)
+    }
+
     @Test("the recent hit ratio counts lookups by text: none, then a miss, then hits")
     func hitRatio() {
         let cache = PublicKeyCache(capacity: 4)

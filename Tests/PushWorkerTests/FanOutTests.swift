@@ -36,7 +36,11 @@ struct FanOutTests {
                 let recorded = fixture.publicKeys.enumerated().filter { $0.offset < 4 }.map { DevicePublicKey.checkDigest(ofKeyText: $0.element) }
                 try await fixture.registry.recordPublicKeyChecks(recorded)
             }
-            let worker = try fixture.startWorker(environment: ["PUSHD_SEALING_THREADS": sealingThreads])
+            // On the loops, four sealing at once: each batch's two loops get two pool helpers
+            // (`JobProcessor.sealingTasks`), which a two-core machine's default never adds.
+            let worker = try fixture.startWorker(environment: [
+                "PUSHD_SEALING_THREADS": sealingThreads, "PUSHD_ENCRYPTION_CONCURRENCY": sealingThreads == "loops" ? "4" : "2",
+            ])
             let cleanup = try fixture.startCleanup()
 
             // Four jobs of 125 recipients (500 devices) each, and five malformed messages.

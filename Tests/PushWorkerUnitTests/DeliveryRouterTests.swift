@@ -74,4 +74,28 @@ struct DeliveryRouterTests {
         // A device without a key cannot claim either.
         #expect(!device(key: nil, checked: true, cached: true).publicKeyFromCallersCache)
     }
+
+    /// A batch's split on the loops: a queue per loop in the order met, the pool's last.
+    @Test("a batch's devices are queued by the loop that seals them; unchecked keys and unrouted apps in the pool's queue")
+    func batchSplit() throws {
+        let apns = try Self.apnsClient(team: "TEAMAAAAAA")
+        let key = try DevicePrivateKey.generate().pkcs8PEM
+        let fcm = try Self.fcmClient(project: "project-0", key: key)
+        let router = DeliveryRouter(apns: [(apns, ["com.example.a"])], fcm: [fcm])
+        func device(_ id: Int64, _ platform: Platform, app: String, checked: Bool) -> Device {
+            Device(
+                id: id, recipientID: "r", platform: platform, appID: app, environment: .production, token: "ab", publicKey: "MII...",
+                keyID: "k", keyRegisteredAt: nil, tokenRegisteredAt: Date(), appVersion: nil, publicKeyChecked: checked)
+        }
+        let devices = [
+            device(1, .android, app: "project-0", checked: true), device(2, .ios, app: "com.example.a", checked: true),
+            device(3, .ios, app: "com.example.a", checked: false), device(4, .android, app: "project-0", checked: true),
+            device(5, .ios, app: "com.example.unknown", checked: true), device(6, .ios, app: "com.example.a", checked: true),
+        ]
+        let (queues, executors) = JobProcessor.queuesByLoop(devices, sealingExecutor: router.sealingExecutor(for:))
+        #expect(queues.map { $0.map(\.id) } == [[1, 4], [2, 6], [3, 5]])
+        let identities = executors.map { $0.map { ObjectIdentifier($0 as AnyObject) } }
+        let fcmLoop = try #require(fcm.loopExecutor), apnsLoop = try #require(apns.loopExecutor)
+        #expect(identities == [ObjectIdentifier(fcmLoop as AnyObject), ObjectIdentifier(apnsLoop as AnyObject), nil])
+    }
 }
