@@ -49,8 +49,8 @@ public enum BenchCommand: Subcommand {
                    second; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
                    and our rate as a ratio of the lower; the workers' CPU per delivery (their
-                   own /proc utime + stime) beside one core's CPU per envelope, and their
-                   ratio, and the emulator's CPU per push (it shares these cores); the
+                   own /proc utime + stime) beside one core's CPU per envelope, measured
+                   just before and after each drain, and their ratio, and the emulator's CPU per push (it shares these cores); the
                    aioapns peer sender (Python, no encryption) on the same emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
                    backlog drain and the crypto yardstick (for profiling), --rounds times;
                    with --baseline, drains alternate between this worker and another pushd's

@@ -106,7 +106,17 @@ extension PipelineRun {
 
     /// Microseconds of one core per envelope (1 KB plaintext): the one operation a delivery
     /// cannot avoid, to set the workers' CPU per delivery against.
-    func cryptoMicrosecondsPerEnvelope() -> Double {
-        1e6 / max(CryptoBenchmark.oneCoreEnvelopeRate(seconds: 2), 1)
+    func cryptoMicrosecondsPerEnvelope(seconds: Double = 2) -> Double {
+        1e6 / max(CryptoBenchmark.oneCoreEnvelopeRate(seconds: seconds), 1)
+    }
+
+    /// A drain and the envelope's cost measured just before and just after it (one second
+    /// each, the mean of the two). This VM's speed drifts within a run, by a fifth within a
+    /// minute at times: judged against one envelope measured at the end, a drain from a
+    /// slower or faster minute read as a worse or better ratio than it was.
+    func withEnvelope(_ drain: () async throws -> DrainFigures) async throws -> (drain: DrainFigures, envelope: Double) {
+        let before = cryptoMicrosecondsPerEnvelope(seconds: 1)
+        let figures = try await drain()
+        return (figures, (before + cryptoMicrosecondsPerEnvelope(seconds: 1)) / 2)
     }
 }
