@@ -54,6 +54,33 @@ struct LoopDoorbellTests {
         }
     }
 
+    /// The bytes on the doorbell's pipe, read without waiting.
+    private static func pendingBytes(_ doorbell: LoopDoorbell) -> Int {
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(doorbell.readEnd, &buffer, buffer.count)
+            guard count > 0 else { return total }
+            total += count
+        }
+    }
+
+    @Test("several threads waking one sleeping loop write one byte between two drains, and the next sleep is rung again")
+    func oneRingPerWakeUp() throws {
+        let doorbell = try LoopDoorbell()
+        #expect(doorbell.timeoutBeforeSleeping(.soundly, timeout: 1000) == 1000)
+        doorbell.announcePromptly()
+        doorbell.announceUrgently()
+        doorbell.announcePromptly()
+        #expect(Self.pendingBytes(doorbell) == 1, "one wake-up, one byte")
+        doorbell.woke()
+        doorbell.drain()
+        #expect(doorbell.takeAnnouncement())
+        #expect(doorbell.timeoutBeforeSleeping(.lightly, timeout: 1000) > 0)
+        doorbell.announcePromptly()
+        #expect(Self.rang(doorbell), "drained: the next sleep is rung")
+    }
+
     /// What the announcers and the loop thread share.
     private final class Shared: Sendable {
         /// Items announced and not yet taken.
