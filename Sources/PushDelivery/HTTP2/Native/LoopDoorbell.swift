@@ -78,17 +78,23 @@ final class LoopDoorbell: Sendable {
     /// Work the loop must see now, however it sleeps (a cancellation, a stop, a DNS answer).
     func announceUrgently() {
         announced.store(true, ordering: .sequentiallyConsistent)
-        ring()
+        ring(evenIfRung: true)
     }
 
     /// One byte on the pipe, unless one is there already (`rung`): with several threads
     /// handing a sleeping loop work at once, each rang, a system call apiece for one wake-up.
+    /// Urgent work writes `evenIfRung`: the thread that set `rung` may be preempted before its
+    /// write, and a cancellation or a stop should not wait for it to run again.
+    ///
     /// The pipe lives as long as this object, so a write never meets a closed descriptor; a
-    /// full pipe already holds a wake-up, so a failed write loses nothing.
-    private func ring() {
-        guard !rung.exchange(true, ordering: .sequentiallyConsistent) else { return }
+    /// full pipe already holds a wake-up. Any other failure clears `rung`, so that it cannot
+    /// silence every later ring.
+    private func ring(evenIfRung: Bool = false) {
+        guard !rung.exchange(true, ordering: .sequentiallyConsistent) || evenIfRung else { return }
         var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
+        if write(writeEnd, &byte, 1) < 0, errno != EAGAIN {
+            rung.store(false, ordering: .sequentiallyConsistent)
+        }
     }
 
     // MARK: - The loop thread
