@@ -54,36 +54,6 @@ struct LoopDoorbellTests {
         }
     }
 
-    /// The bytes on the doorbell's pipe, read without waiting.
-    private static func pendingBytes(_ doorbell: LoopDoorbell) -> Int {
-        var total = 0
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let count = read(doorbell.readEnd, &buffer, buffer.count)
-            guard count > 0 else { return total }
-            total += count
-        }
-    }
-
-    @Test("several threads waking one sleeping loop write one byte between two drains, and the next sleep is rung again")
-    func oneRingPerWakeUp() throws {
-        let doorbell = try LoopDoorbell()
-        #expect(doorbell.timeoutBeforeSleeping(.soundly, timeout: 1000) == 1000)
-        doorbell.announcePromptly()
-        doorbell.announce()
-        doorbell.announcePromptly()
-        #expect(Self.pendingBytes(doorbell) == 1, "one wake-up, one byte")
-        doorbell.woke()
-        doorbell.drain()
-        #expect(doorbell.takeAnnouncement())
-        #expect(doorbell.timeoutBeforeSleeping(.lightly, timeout: 1000) > 0)
-        doorbell.announcePromptly()
-        #expect(Self.rang(doorbell), "drained: the next sleep is rung")
-        // Urgent work writes its own byte, not waiting for another announcer's write.
-        doorbell.announceUrgently()
-        #expect(Self.pendingBytes(doorbell) == 2)
-    }
-
     /// What the announcers and the loop thread share.
     private final class Shared: Sendable {
         /// Items announced and not yet taken.
@@ -96,9 +66,8 @@ struct LoopDoorbellTests {
     /// Announcers and a loop that always sleeps soundly, as long as the test allows: a
     /// missed announcement leaves the loop asleep with work waiting until its poll times
     /// out, which the loop counts.
-    /// With `mixed`, announcers also announce promptly: those ring without
-    /// `announced` deduplicating them first, so most of their rings meet a byte not yet
-    /// drained (`rung`), the case a drain racing an announcer must not lose.
+    /// With `mixed`, announcers also announce promptly: those ring whenever the loop is not
+    /// awake, without `announced` deduplicating them first.
     @Test("no announcement is missed: the loop never sleeps on work announced while it went to sleep", arguments: [false, true])
     func noLostWakeUps(mixed: Bool) async throws {
         let doorbell = try LoopDoorbell()
@@ -138,8 +107,6 @@ struct LoopDoorbellTests {
                 group.addTask {
                     for index in 0..<perAnnouncer {
                         shared.inbox.withLock { $0 += 1 }
-                        // Not urgently: an urgent ring writes whatever `rung` says, and would
-                        // wake a loop that a stale `rung` silenced.
                         if mixed, index % 4 != 0 { doorbell.announcePromptly() } else { doorbell.announce() }
                         if index % 7 == 0 { sched_yield() }
                     }

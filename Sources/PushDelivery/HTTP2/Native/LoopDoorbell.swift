@@ -38,10 +38,6 @@ final class LoopDoorbell: Sendable {
     private let writeEnd: Int32
     private let announced = Atomic<Bool>(false)
     private let sleep = Atomic<UInt8>(Sleep.awake.rawValue)
-    /// A byte is on the pipe, or about to be, that the loop has not drained: another ring
-    /// would only wake it for the same reason. Cleared by `drain` after it read the pipe, so
-    /// that a ring it consumed cannot leave this set with the pipe empty.
-    private let rung = Atomic<Bool>(false)
 
     init() throws(HTTPClientError) {
         var ends: [Int32] = [0, 0]
@@ -78,23 +74,15 @@ final class LoopDoorbell: Sendable {
     /// Work the loop must see now, however it sleeps (a cancellation, a stop, a DNS answer).
     func announceUrgently() {
         announced.store(true, ordering: .sequentiallyConsistent)
-        ring(evenIfRung: true)
+        ring()
     }
 
-    /// One byte on the pipe, unless one is there already (`rung`): with several threads
-    /// handing a sleeping loop work at once, each rang, a system call apiece for one wake-up.
-    /// Urgent work writes `evenIfRung`: the thread that set `rung` may be preempted before its
-    /// write, and a cancellation or a stop should not wait for it to run again.
-    ///
-    /// The pipe lives as long as this object, so a write never meets a closed descriptor; a
-    /// full pipe already holds a wake-up. Any other failure clears `rung`, so that it cannot
-    /// silence every later ring.
-    private func ring(evenIfRung: Bool = false) {
-        guard !rung.exchange(true, ordering: .sequentiallyConsistent) || evenIfRung else { return }
+    /// One byte on the pipe. The pipe lives as long as this object, so a write never meets
+    /// a closed descriptor; a full pipe already holds a wake-up, so a failed write loses
+    /// nothing.
+    private func ring() {
         var byte: UInt8 = 1
-        if write(writeEnd, &byte, 1) < 0, errno != EAGAIN {
-            rung.store(false, ordering: .sequentiallyConsistent)
-        }
+        _ = write(writeEnd, &byte, 1)
     }
 
     // MARK: - The loop thread
@@ -124,12 +112,9 @@ final class LoopDoorbell: Sendable {
         sleep.store(Sleep.awake.rawValue, ordering: .sequentiallyConsistent)
     }
 
-    /// Empties the pipe after `poll` reported it readable; the next announcement rings again.
-    /// A ring whose byte lands after the reads leaves the pipe readable, so the next `poll`
-    /// returns at once and drains it.
+    /// Empties the pipe after `poll` reported it readable.
     func drain() {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &bytes, { read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
-        rung.store(false, ordering: .sequentiallyConsistent)
     }
 }
