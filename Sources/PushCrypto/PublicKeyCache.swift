@@ -124,15 +124,12 @@ public final class PublicKeyCache: Sendable {
         state.withLock { state in
             state.clock += 1
             if check == .run { state.fullChecks += 1 }
-            if let digest, passed {
-                // Until the record is read back, this process remembers on its own (32 bytes
-                // a key, against 3.6 KiB for a parsed one), and hands the digest out again.
-                Self.rememberPassed(digest, in: &state, capacity: passedCapacity)
-                if state.newlyChecked.count < capacity { state.newlyChecked.insert(digest) }
-            } else if passed, let textDigest {
-                // Parsed on the record's word, and indexed by digest: remembered as passed.
-                Self.rememberPassed(textDigest, in: &state, capacity: passedCapacity)
-            }
+            // A text that passed and is indexed by digest is remembered as passed, checked in
+            // full here (`digest`, which is then `textDigest`) or on its record's word. One
+            // checked here is also handed out to be recorded: until the record is read back,
+            // this process remembers on its own (32 bytes a key, against 3.6 KiB parsed).
+            if passed, let textDigest { Self.rememberPassed(textDigest, in: &state, capacity: passedCapacity) }
+            if passed, let digest, state.newlyChecked.count < capacity { state.newlyChecked.insert(digest) }
             if state.entries.count >= capacity, state.entries[name] == nil {
                 evictOldest(&state)
             }
