@@ -39,7 +39,7 @@ public enum BenchCommand: Subcommand {
                                     --credentials DIR [--deliveries N] [--backlog N]
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
-                                    [--only backlog [--rounds N] [--baseline OTHER_PUSHD]]
+                                    [--only backlog [--rounds N] [--baseline OTHER_PUSHD] [--workers N]]
                                     [--only latency [--rate N] [--recipients N]] [--platforms both|ios]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
@@ -54,7 +54,8 @@ public enum BenchCommand: Subcommand {
                    aioapns peer sender (Python, no encryption) on the same emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
                    backlog drain and the crypto yardstick (for profiling), --rounds times;
                    with --baseline, drains alternate between this worker and another pushd's
-                   (an older build, say), with the median CPU per delivery of each.
+                   (an older build, say), with the median CPU per delivery of each;
+                   --workers N drains it with N workers at once (1 by default).
                    `--only latency` runs just a latency measurement, at --rate deliveries/s
                    (default: half of what two workers drain) with --recipients per job.
                    --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one

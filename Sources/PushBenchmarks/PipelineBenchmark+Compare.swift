@@ -3,20 +3,20 @@ import PushCommandLine
 
 extension PipelineBenchmark {
     /// Backlog drains alternating between this build's worker and `baseline`'s, `rounds`
-    /// of each, with the median CPU per delivery of both.
+    /// of each (by `workers` workers at once), with the median CPU per delivery of both.
     ///
     /// On this shared VM the same binary's drains differ by up to 15%, run to run, so a
     /// change is only seen against a baseline measured in the same stretch of time. The
     /// first of each round alternates, so a neighbour's load that rises or falls during the
     /// run favours neither.
-    static func compare(_ bench: PipelineRun, baseline: URL, rounds: Int, backlog: Int) async throws {
+    static func compare(_ bench: PipelineRun, baseline: URL, rounds: Int, backlog: Int, workers: Int = 1) async throws {
         let current = bench.workerExecutable
         defer { bench.workerExecutable = current }
         var thisCPU: [Double] = [], baselineCPU: [Double] = []
         for round in 1...max(1, rounds) {
             for isBaseline in round % 2 == 1 ? [false, true] : [true, false] {
                 bench.workerExecutable = isBaseline ? baseline : current
-                let drained = try await bench.peakMemory(backlog: backlog)
+                let drained = try await bench.throughput(deliveries: backlog, workers: workers)
                 write(isBaseline ? "baseline" : "this    ", drained, note: "round \(round) of \(rounds), \(backlog)-delivery backlog")
                 if isBaseline { baselineCPU.append(drained.cpuMicrosecondsPerDelivery) } else { thisCPU.append(drained.cpuMicrosecondsPerDelivery) }
             }

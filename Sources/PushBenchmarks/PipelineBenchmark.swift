@@ -26,7 +26,7 @@ enum PipelineBenchmark {
             arguments,
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
-                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients", "platforms",
+                "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients", "platforms", "workers",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -39,6 +39,10 @@ enum PipelineBenchmark {
         let deliveries = try parsed.integer("deliveries", default: 20_000)
         let backlog = try parsed.integer("backlog", default: 100_000)
         let peerRequests = try parsed.integer("peer-requests", default: 20_000)
+        let workers = try parsed.integer("workers", default: 1)
+        guard parsed["workers"] == nil || parsed["only"] == "backlog" else {
+            throw .usage("--workers: only with --only backlog")
+        }
         let iosOnly: Bool
         switch parsed["platforms"] {
         case nil, "both": iosOnly = false
@@ -78,18 +82,19 @@ enum PipelineBenchmark {
             }
             if parsed["only"] == "backlog" {
                 // A quick look at one figure while profiling: the backlog drain alone, or
-                // drains alternating with a baseline binary's worker.
+                // drains alternating with a baseline binary's worker; `--workers N` drains it
+                // with N workers (1 by default), as the two-worker throughput run does.
                 let rounds = try parsed.integer("rounds", default: 1)
                 if let baseline = parsed["baseline"] {
                     guard FileManager.default.isExecutableFile(atPath: baseline) else {
                         throw BenchmarkError("--baseline \(baseline): not an executable pushd")
                     }
-                    try await compare(bench, baseline: URL(fileURLWithPath: baseline), rounds: rounds, backlog: backlog)
+                    try await compare(bench, baseline: URL(fileURLWithPath: baseline), rounds: rounds, backlog: backlog, workers: workers)
                 } else {
                     var drains: [DrainFigures] = []
                     for _ in 0..<max(1, rounds) {
-                        let drained = try await bench.peakMemory(backlog: backlog)
-                        write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
+                        let drained = try await bench.throughput(deliveries: backlog, workers: workers)
+                        write("backlog  ", drained, note: "\(workers) worker\(workers == 1 ? "" : "s"), \(backlog)-delivery backlog")
                         drains.append(drained)
                     }
                     let envelope = bench.cryptoMicrosecondsPerEnvelope()

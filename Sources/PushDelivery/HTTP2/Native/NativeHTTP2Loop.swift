@@ -46,23 +46,17 @@ final class NativeHTTP2Loop: Sendable {
     private let inbox = Mutex(Inbox())
     private let doorbell: LoopDoorbell
     private let configuration: Configuration
-    /// Made in `init` so that a CA file that cannot be loaded fails at start-up.
-    private let tls: TLSContextBox
+    /// Taken in `init` so that a CA file that cannot be loaded fails at start-up; shared with
+    /// the process's other loops of the same CA configuration.
+    private let tls: TLSClientContext
     private let logger: Logger
     let finished = ShutdownSignal()
     let counters = H2EngineCounters()
 
-    /// The TLS context, handed from `init` to the loop thread. `@unchecked Sendable` is
-    /// safe: it is configured completely in `init` and afterwards only used to create
-    /// sessions (`SSL_new`), which OpenSSL allows from any thread on a configured context.
-    private struct TLSContextBox: @unchecked Sendable {  // safe: see the proof above
-        let context: TLSClientContext
-    }
-
     init(configuration: Configuration, logger: Logger) throws(HTTPClientError) {
         self.configuration = configuration
         self.logger = logger
-        self.tls = TLSContextBox(context: try TLSClientContext(caFile: configuration.caFile))
+        self.tls = try TLSClientContext.shared(caFile: configuration.caFile)
         self.doorbell = try LoopDoorbell()
     }
 
@@ -124,7 +118,7 @@ final class NativeHTTP2Loop: Sendable {
         let core: H2LoopCore
         do {
             core = H2LoopCore(
-                configuration: configuration.core, tls: tls.context, callbacks: try H2SessionCallbacks(), logger: logger,
+                configuration: configuration.core, tls: tls, callbacks: try H2SessionCallbacks(), logger: logger,
                 resolveInBackground: { [self] connectionID, host, port in
                     SocketAddress.resolveInBackground(host: host, port: port) { result in
                         self.inbox.withLock { $0.resolved.append((connectionID, result)) }
