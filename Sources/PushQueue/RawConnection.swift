@@ -92,9 +92,16 @@ final class RawConnection {
             guard let caFile = tls.caCertificateFile ?? TLSOptions.systemCABundle() else {
                 throw .tlsFailed(endpoint: endpoint, reason: "no CA file given and no system CA bundle found; set cacertfile")
             }
-            guard amqp_ssl_socket_set_cacert(socket, caFile) == AMQP_STATUS_OK.rawValue else {
-                throw .tlsFailed(endpoint: endpoint, reason: "cannot load CA certificates from \(caFile)")
+            // The file's certificates as this process parsed them once (`CACertificates`),
+            // not read again for every connection by `amqp_ssl_socket_set_cacert`.
+            let certificates: CACertificates
+            do { certificates = try CACertificates.shared(path: caFile) } catch {
+                throw .tlsFailed(endpoint: endpoint, reason: error.description)
             }
+            guard let context = amqp_ssl_socket_get_context(socket) else {
+                throw .tlsFailed(endpoint: endpoint, reason: "the TLS socket has no OpenSSL context")
+            }
+            certificates.install(in: context)
             if let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile {
                 guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {
                     throw .tlsFailed(endpoint: endpoint, reason: "cannot load client certificate \(certificate) or key \(key)")
