@@ -17,7 +17,7 @@ extension PipelineBenchmark {
             for isBaseline in round % 2 == 1 ? [false, true] : [true, false] {
                 bench.workerExecutable = isBaseline ? baseline : current
                 let drained = try await bench.throughput(deliveries: backlog, workers: workers)
-                write(isBaseline ? "baseline" : "this    ", drained, note: "round \(round) of \(rounds), \(backlog)-delivery backlog")
+                write(isBaseline ? "baseline" : "this    ", drained, note: "round \(round) of \(rounds), \(backlog)-delivery backlog" + (workers == 1 ? "" : ", \(workers) workers"))
                 if isBaseline { baselineCPU.append(drained.cpuMicrosecondsPerDelivery) } else { thisCPU.append(drained.cpuMicrosecondsPerDelivery) }
             }
         }

@@ -26,14 +26,21 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
         X509_STORE_free(store)
     }
 
-    /// The certificates of `path`, read again only if the file changed since.
+    /// The certificates of `path`, read again only if the file changed since. The file is
+    /// opened once: its identity and the certificates parsed come from the same descriptor,
+    /// so a file replaced in between is never remembered under the old one's identity.
     static func shared(path: String) throws(CAFileError) -> CACertificates {
-        guard let identity = FileIdentity(path: path) else { throw CAFileError(path: path, reason: "cannot read it") }
-        // Read under the lock: a second connection starting meanwhile waits for this store
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw CAFileError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        guard let identity = FileIdentity(descriptor: descriptor) else {
+            throw CAFileError(path: path, reason: String(cString: strerror(errno)))
+        }
+        // Parsed under the lock: a second connection starting meanwhile waits for this store
         // instead of parsing the same file again.
         return try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
             if let known = loaded[path], known.identity == identity { return known }
-            let certificates = try load(path: path, identity: identity)
+            let certificates = CACertificates(store: try parse(try contents(of: descriptor, path: path), path: path), identity: identity)
             loaded[path] = certificates
             return certificates
         }
@@ -44,37 +51,81 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
         SSL_CTX_set1_cert_store(OpaquePointer(context), store)
     }
 
+    /// One entry per CA file a process connects with (one, or two for two brokers'
+    /// configurations), replaced when its file changes; a replaced store lives on in the
+    /// contexts of connections made before, each holding its own reference.
     private static let loaded = Mutex<[String: CACertificates]>([:])
 
-    private static func load(path: String, identity: FileIdentity) throws(CAFileError) -> CACertificates {
-        guard let store = X509_STORE_new() else { throw CAFileError(path: path, reason: "X509_STORE_new failed") }
-        guard X509_STORE_load_file(store, path) == 1 else {
-            X509_STORE_free(store)
-            ERR_clear_error()
-            throw CAFileError(path: path, reason: "no PEM certificate in it")
+    private static func contents(of descriptor: Int32, path: String) throws(CAFileError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CAFileError(path: path, reason: String(cString: strerror(errno)))
+            }
+            bytes.append(contentsOf: chunk[0..<count])
         }
-        return CACertificates(store: store, identity: identity)
     }
 
-    /// What says a file is the one read before: its device, inode, size and modification time.
+    /// Every certificate of the PEM text (`CERTIFICATE` and `TRUSTED CERTIFICATE` blocks, as
+    /// `X509_STORE_load_file` takes them; other blocks are skipped), in a new store.
+    private static func parse(_ pem: [UInt8], path: String) throws(CAFileError) -> OpaquePointer {
+        guard let store = X509_STORE_new() else { throw CAFileError(path: path, reason: "X509_STORE_new failed") }
+        var added = 0
+        let failure: String? = pem.withUnsafeBytes { text -> String? in
+            guard let bio = BIO_new_mem_buf(text.baseAddress, Int32(text.count)) else { return "BIO_new_mem_buf failed" }
+            defer { BIO_free(bio) }
+            while let certificate = PEM_read_bio_X509_AUX(bio, nil, nil, nil) {
+                defer { X509_free(certificate) }
+                guard X509_STORE_add_cert(store, certificate) == 1 else { return openSSLReason() }
+                added += 1
+            }
+            // The end of the text reads as "no start line"; anything else is a damaged block.
+            let last = ERR_peek_last_error()
+            let damaged = last != 0 && !(ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE)
+            return damaged ? openSSLReason() : nil
+        }
+        ERR_clear_error()
+        guard failure == nil, added > 0 else {
+            X509_STORE_free(store)
+            throw CAFileError(path: path, reason: failure ?? "no PEM certificate in it")
+        }
+        return store
+    }
+
+    /// The oldest error OpenSSL queued, as its text.
+    private static func openSSLReason() -> String {
+        var text = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(ERR_get_error(), &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// What says a file is the one read before: its device, inode, size, and modification and
+    /// change times (the change time cannot be set back by `cp -p`, `rsync -t` or `touch`).
     struct FileIdentity: Equatable {
         let device: UInt64
         let inode: UInt64
         let size: Int64
         let modified: timespec
+        let changed: timespec
 
-        init?(path: String) {
+        init?(descriptor: Int32) {
             var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
+            guard fstat(descriptor, &status) == 0 else { return nil }
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
             modified = status.st_mtim
+            changed = status.st_ctim
         }
 
         static func == (left: FileIdentity, right: FileIdentity) -> Bool {
-            left.device == right.device && left.inode == right.inode && left.size == right.size
-                && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
+            func same(_ a: timespec, _ b: timespec) -> Bool { a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec }
+            return left.device == right.device && left.inode == right.inode && left.size == right.size
+                && same(left.modified, right.modified) && same(left.changed, right.changed)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import PushDelivery
 import PushTestSupport
 import Testing
@@ -21,8 +22,10 @@ struct TLSClientContextTests {
         // Held weakly: once nothing holds it, the context is freed, and a CA file replaced by
         // then is read again.
         #expect(released == nil)
-        // Two clients at once on one shared context, each verifying the emulator's certificate.
+        // Two clients (a worker's APNs and FCM) on one shared context, each verifying the
+        // emulator's certificate.
         let clients = try (0..<2).map { _ in try HTTP2Client(configuration: .init(caFile: emulator.caFile)) }
+        #expect(clients[0].tlsContext != nil && clients[0].tlsContext === clients[1].tlsContext)
         for client in clients { client.start() }
         for client in clients {
             let response = try await client.send(HTTPRequest(method: .get, url: emulator.url + "/", timeout: .seconds(10)))
@@ -32,11 +35,19 @@ struct TLSClientContextTests {
         await emulator.stop()
     }
 
-    @Test("a CA file that cannot be loaded fails where the client is made, and is not remembered")
-    func unreadableCAFile() {
-        let path = "/nonexistent/pushd-ca-\(UInt64.random(in: 0...UInt64.max)).pem"
-        for _ in 0..<2 {
-            #expect(throws: HTTPClientError.self) { _ = try TLSClientContext.shared(caFile: path) }
-        }
+    @Test("a CA file that cannot be loaded fails where the client is made, and the failure is not remembered")
+    func unreadableCAFile() throws {
+        let directory = try BuildProducts.temporaryDirectory("tls-context")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ca.pem").path
+        #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: .init(caFile: path)) }
+        // The file made afterwards is read by the next client.
+        let made = try ChildProcess.run("openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", directory.appendingPathComponent("ca.key").path, "-out", path, "-days", "1", "-subj", "/CN=pushd test CA",
+        ])
+        try #require(made.status == 0, "openssl req failed: \(made.errorText)")
+        let client = try HTTP2Client(configuration: .init(caFile: path))
+        #expect(client.tlsContext != nil)
     }
 }

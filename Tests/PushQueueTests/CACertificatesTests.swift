@@ -32,20 +32,44 @@ struct CACertificatesTests {
         let second = try CACertificates.shared(path: file.path)
         #expect(second !== first)
         #expect(try CACertificates.shared(path: file.path) === second)
+        // Rewritten in place (the same inode), as `cp` over it would: read again too.
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: try certificate(named: "third CA", in: directory))
+        try handle.close()
+        let third = try CACertificates.shared(path: file.path)
+        #expect(third !== second)
+        #expect(try CACertificates.shared(path: file.path) === third)
     }
 
-    @Test("a missing file or one without a certificate is refused with its path and why")
+    @Test("a missing file, a directory, one without a certificate or with a damaged one: refused with its path and why")
     func unusableFiles() throws {
         let directory = try BuildProducts.temporaryDirectory("ca-certificates")
         defer { try? FileManager.default.removeItem(at: directory) }
         let missing = directory.appendingPathComponent("missing.pem").path
         #expect { try CACertificates.shared(path: missing) } throws: { error in
-            "\(error)" == "cannot load CA certificates from \(missing): cannot read it"
+            "\(error)" == "cannot load CA certificates from \(missing): No such file or directory"
+        }
+        #expect { try CACertificates.shared(path: directory.path) } throws: { error in
+            "\(error)" == "cannot load CA certificates from \(directory.path): Is a directory"
         }
         let empty = directory.appendingPathComponent("empty.pem")
         try Data("not a certificate\n".utf8).write(to: empty)
         #expect { try CACertificates.shared(path: empty.path) } throws: { error in
-            "\(error)".hasSuffix("no PEM certificate in it")
+            "\(error)" == "cannot load CA certificates from \(empty.path): no PEM certificate in it"
         }
+        // A good certificate, then one whose base64 is cut short: the file is refused, with
+        // OpenSSL's reason, rather than trusted in part.
+        let good = try certificate(named: "good CA", in: directory)
+        let text = String(decoding: good, as: UTF8.self)
+        let damaged = directory.appendingPathComponent("damaged.pem")
+        try Data((text + text.replacingOccurrences(of: "\n-----END", with: "AAA\n-----END")).utf8).write(to: damaged)
+        #expect { try CACertificates.shared(path: damaged.path) } throws: { error in
+            let message = "\(error)"
+            return message.hasPrefix("cannot load CA certificates from \(damaged.path): error:") && !message.hasSuffix("no PEM certificate in it")
+        }
+        // Made usable, the same path is read then: a refusal is not remembered.
+        try good.write(to: damaged, options: .atomic)
+        #expect(throws: Never.self) { try CACertificates.shared(path: damaged.path) }
     }
 }

@@ -73,6 +73,12 @@ public final class HTTP2Client: Service, RequestCanceller {
     }
 
     private let loop: Loop
+
+    /// The TLS context the nghttp2 engine's connections are made from (nil on libcurl's).
+    var tlsContext: TLSClientContext? {
+        guard case .native(let loop) = loop else { return nil }
+        return loop.tlsContext
+    }
     /// What the nghttp2 engine counts (nil on libcurl's engine, which does not say).
     var engineCounters: H2EngineCounters? {
         guard case .native(let native) = loop else { return nil }

@@ -49,6 +49,7 @@ final class NativeHTTP2Loop: Sendable {
     /// Taken in `init` so that a CA file that cannot be loaded fails at start-up; shared with
     /// the process's other loops of the same CA configuration.
     private let tls: TLSClientContext
+    var tlsContext: TLSClientContext { tls }
     private let logger: Logger
     let finished = ShutdownSignal()
     let counters = H2EngineCounters()
