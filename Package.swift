@@ -38,7 +38,7 @@ let package = Package(
 
         // One client library each.
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushModel", "PushRuntime"]),
-        .target(name: "PushQueue", dependencies: ["COpenSSL", "CRabbitMQ", "CRabbitMQShims", "PushRuntime"]),
+        .target(name: "PushQueue", dependencies: ["COpenSSL", "CRabbitMQ", "CRabbitMQShims", "PushCrypto", "PushRuntime"]),
         .target(
             name: "PushDelivery",
             dependencies: ["CCurl", "CCurlShims", "CNGHTTP2", "COpenSSL", "COpenSSLShims", "PushCrypto", "PushRuntime"]),

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import PushCrypto
 import Synchronization
 
 /// The CA certificates of one PEM file, parsed once per process and given to every AMQP TLS
@@ -80,27 +81,20 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
             defer { BIO_free(bio) }
             while let certificate = PEM_read_bio_X509_AUX(bio, nil, nil, nil) {
                 defer { X509_free(certificate) }
-                guard X509_STORE_add_cert(store, certificate) == 1 else { return openSSLReason() }
+                guard X509_STORE_add_cert(store, certificate) == 1 else { return OpenSSLErrorQueue.drain(or: "X509_STORE_add_cert failed") }
                 added += 1
             }
             // The end of the text reads as "no start line"; anything else is a damaged block.
             let last = ERR_peek_last_error()
             let damaged = last != 0 && !(ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE)
-            return damaged ? openSSLReason() : nil
+            return damaged ? OpenSSLErrorQueue.drain(or: "a damaged certificate") : nil
         }
-        ERR_clear_error()
+        OpenSSLErrorQueue.clear()
         guard failure == nil, added > 0 else {
             X509_STORE_free(store)
             throw CAFileError(path: path, reason: failure ?? "no PEM certificate in it")
         }
         return store
-    }
-
-    /// The oldest error OpenSSL queued, as its text.
-    private static func openSSLReason() -> String {
-        var text = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(ERR_get_error(), &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// What says a file is the one read before: its device, inode, size, and modification and

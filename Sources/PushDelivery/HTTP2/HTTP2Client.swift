@@ -77,7 +77,7 @@ public final class HTTP2Client: Service, RequestCanceller {
     /// The TLS context the nghttp2 engine's connections are made from (nil on libcurl's).
     var tlsContext: TLSClientContext? {
         guard case .native(let loop) = loop else { return nil }
-        return loop.tlsContext
+        return loop.tls
     }
     /// What the nghttp2 engine counts (nil on libcurl's engine, which does not say).
     var engineCounters: H2EngineCounters? {

@@ -48,8 +48,7 @@ final class NativeHTTP2Loop: Sendable {
     private let configuration: Configuration
     /// Taken in `init` so that a CA file that cannot be loaded fails at start-up; shared with
     /// the process's other loops of the same CA configuration.
-    private let tls: TLSClientContext
-    var tlsContext: TLSClientContext { tls }
+    let tls: TLSClientContext
     private let logger: Logger
     let finished = ShutdownSignal()
     let counters = H2EngineCounters()
