@@ -38,10 +38,11 @@ let package = Package(
 
         // One client library each.
         .target(name: "PushStore", dependencies: ["CPostgreSQL", "PushModel", "PushRuntime"]),
-        .target(name: "PushQueue", dependencies: ["COpenSSL", "CRabbitMQ", "CRabbitMQShims", "PushCrypto", "PushRuntime"]),
+        .target(name: "PushTLS", dependencies: ["COpenSSL", "PushCrypto"]),
+        .target(name: "PushQueue", dependencies: ["COpenSSL", "CRabbitMQ", "CRabbitMQShims", "PushRuntime", "PushTLS"]),
         .target(
             name: "PushDelivery",
-            dependencies: ["CCurl", "CCurlShims", "CNGHTTP2", "COpenSSL", "COpenSSLShims", "PushCrypto", "PushRuntime"]),
+            dependencies: ["CCurl", "CCurlShims", "CNGHTTP2", "COpenSSL", "COpenSSLShims", "PushCrypto", "PushRuntime", "PushTLS"]),
 
         // What runs: the producer API, the cleanup consumer, the worker (which also
         // assembles both services from configuration).
@@ -81,7 +82,8 @@ let package = Package(
         .testTarget(name: "PushModelTests", dependencies: ["PushModel", "PushCrypto"]),
         .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushRuntime"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushModel", "PushCrypto", "PushTestSupport"]),
-        .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTestSupport"]),
+        .testTarget(name: "PushTLSTests", dependencies: ["COpenSSL", "PushTLS", "PushTestSupport"]),
+        .testTarget(name: "PushQueueTests", dependencies: ["PushQueue", "PushRuntime", "PushTLS", "PushTestSupport"]),
         .testTarget(
             name: "PushWorkerTests",
             dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushProducer", "PushTestSupport", "PushWorker"]),
@@ -89,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "PushWorkerUnitTests",
             dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue", "PushStore", "PushTestSupport"]),
-        .testTarget(name: "PushDeliveryTests", dependencies: ["PushDelivery", "PushModel", "PushCrypto", "PushTestSupport"]),
+        .testTarget(name: "PushDeliveryTests", dependencies: ["COpenSSL", "PushDelivery", "PushModel", "PushCrypto", "PushTLS", "PushTestSupport"]),
         .testTarget(
             name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL", "COpenSSLShims"]),
         .testTarget(name: "CLITests", dependencies: ["PushCrypto", "PushTestSupport"], exclude: ["Fixtures"]),

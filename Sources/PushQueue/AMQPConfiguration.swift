@@ -111,8 +111,10 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
 /// TLS for `amqps://`. Verification of the broker's certificate chain and of its name against
 /// `host` is always on: a deployment that needs it off has a certificate problem to fix.
 public struct TLSOptions: Sendable, Equatable {
-    /// PEM file of the CA certificates to trust. `nil` uses the system bundle (`SSL_CERT_FILE`,
-    /// else the distribution's file, e.g. Debian's `/etc/ssl/certs/ca-certificates.crt`).
+    /// PEM file of the CA certificates to trust. `nil` uses the system's store as OpenSSL
+    /// finds it (`SSL_CERT_FILE` and `SSL_CERT_DIR`, else its defaults: on Debian
+    /// `/etc/ssl/certs/ca-certificates.crt` and `/etc/ssl/certs`), the same store the APNs
+    /// and FCM clients use.
     public var caCertificateFile: String?
     /// Client certificate chain and key (PEM) for brokers that require mutual TLS.
     public var clientCertificateFile: String?

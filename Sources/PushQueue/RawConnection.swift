@@ -1,6 +1,7 @@
 import CRabbitMQ
 import CRabbitMQShims
 import Foundation
+import PushTLS
 
 /// One rabbitmq-c connection: socket, login and pushd's two channels. The thin C-facing
 /// layer under `AMQPConnection`, owned by its `ConnectionWorker`.
@@ -89,19 +90,17 @@ final class RawConnection {
         if let tls = configuration.tls {
             socket = amqp_ssl_socket_new(state)
             guard let socket else { throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS socket") }
-            guard let caFile = tls.caCertificateFile ?? TLSOptions.systemCABundle() else {
-                throw .tlsFailed(endpoint: endpoint, reason: "no CA file given and no system CA bundle found; set cacertfile")
-            }
-            // The file's certificates as this process parsed them once (`CACertificates`),
-            // not read again for every connection by `amqp_ssl_socket_set_cacert`.
+            // The CA certificates as this process parsed them once (`CACertificates`): the
+            // same store as the HTTP/2 clients' for the system's, not read again for every
+            // connection by `amqp_ssl_socket_set_cacert`.
             let certificates: CACertificates
-            do { certificates = try CACertificates.shared(path: caFile) } catch {
+            do { certificates = try tls.trustedCertificates() } catch {
                 throw .tlsFailed(endpoint: endpoint, reason: error.description)
             }
             guard let context = amqp_ssl_socket_get_context(socket) else {
                 throw .tlsFailed(endpoint: endpoint, reason: "the TLS socket has no OpenSSL context")
             }
-            certificates.install(in: context)
+            certificates.install(in: OpaquePointer(context))
             if let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile {
                 guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {
                     throw .tlsFailed(endpoint: endpoint, reason: "cannot load client certificate \(certificate) or key \(key)")
@@ -191,17 +190,10 @@ extension timeval {
 }
 
 extension TLSOptions {
-    /// The system's CA bundle: `SSL_CERT_FILE` as OpenSSL honours it, else the first bundle
-    /// of the common distributions that exists. rabbitmq-c does not load OpenSSL's default
-    /// paths itself.
-    static func systemCABundle(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let file = environment["SSL_CERT_FILE"], !file.isEmpty { return file }
-        let candidates = [
-            "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Alpine
-            "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL
-            "/etc/ssl/ca-bundle.pem",  // openSUSE
-            "/etc/ssl/cert.pem",  // macOS, BSDs
-        ]
-        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
+    /// The CA certificates this broker's certificate must chain to: the configured CA file,
+    /// else the system's store (OpenSSL's default paths, shared with the HTTP/2 clients).
+    func trustedCertificates() throws(CAFileError) -> CACertificates {
+        if let caCertificateFile { return try CACertificates.shared(path: caCertificateFile) }
+        return try CACertificates.system()
     }
 }

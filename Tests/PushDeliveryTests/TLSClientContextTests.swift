@@ -1,5 +1,7 @@
+import COpenSSL
 import Foundation
 @testable import PushDelivery
+@testable import PushTLS
 import PushTestSupport
 import Testing
 
@@ -16,7 +18,12 @@ struct TLSClientContextTests {
             let first = try TLSClientContext.shared(caFile: emulator.caFile)
             let second = try TLSClientContext.shared(caFile: emulator.caFile)
             #expect(first === second)
-            #expect(try TLSClientContext.shared(caFile: nil) !== first)
+            let system = try TLSClientContext.shared(caFile: nil)
+            #expect(system !== first)
+            // Their certificates are the process's one store for each configuration; the
+            // system's is the very store AMQP's connections verify a broker against.
+            #expect(SSL_CTX_get_cert_store(system.pointer) == (try CACertificates.system()).store)
+            #expect(SSL_CTX_get_cert_store(first.pointer) == (try CACertificates.shared(path: emulator.caFile)).store)
             released = first
         }
         // Held weakly: once nothing holds it, the context is freed, and a CA file replaced by

@@ -1,6 +1,7 @@
 import COpenSSL
 import COpenSSLShims
 import PushCrypto
+import PushTLS
 import Synchronization
 
 /// The OpenSSL client context every native HTTP/2 connection is made from: peer
@@ -14,11 +15,12 @@ final class TLSClientContext: @unchecked Sendable {  // safe: see the proof abov
     let pointer: OpaquePointer
 
     /// The context for `caFile` (nil: the system's CA store) that every loop of this process
-    /// holding one shares, made by the first. Loading the system's store parses every
-    /// certificate of its bundle: 19–20 ms of CPU and 0.8 MiB per context here (a C program
-    /// timing `SSL_CTX_set_default_verify_paths`), which a worker paid once per client, APNs
-    /// and FCM, at every start. A CA file is read when its context is made, so a file
-    /// replaced while a client holds its context is read again only once none does.
+    /// holding one shares, made by the first. Its certificates are the process's one store
+    /// for that configuration (`CACertificates`): the system's bundle is 19–20 ms of CPU and
+    /// 0.8 MiB to parse (a C program timing `SSL_CTX_set_default_verify_paths`), which a
+    /// worker paid once per client, APNs and FCM, and once more for AMQP over TLS, at every
+    /// start. A context keeps the store it was made with, so a CA file replaced while a
+    /// client holds its context takes effect once none does.
     static func shared(caFile: String?) throws(HTTPClientError) -> TLSClientContext {
         // Made under the lock: a second loop starting meanwhile waits for this context
         // instead of loading the same store again.
@@ -50,14 +52,13 @@ final class TLSClientContext: @unchecked Sendable {  // safe: see the proof abov
         guard pushd_ssl_ctx_require_tls12(context) == 1 else {
             throw .transport(code: -1, message: "cannot require TLS 1.2: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
-        let loaded: Int32
-        if let caFile {
-            loaded = SSL_CTX_load_verify_locations(context, caFile, nil)
-        } else {
-            loaded = SSL_CTX_set_default_verify_paths(context)
-        }
-        guard loaded == 1 else {
-            throw .tlsVerificationFailed("cannot load CA certificates\(caFile.map { " from \($0)" } ?? ""): \(OpenSSLErrorQueue.drain(or: "no detail"))")
+        // The process's one store for this CA configuration (`CACertificates`): for the
+        // system's, the very store the AMQP connections verify the broker against.
+        do throws(CAFileError) {
+            let certificates = if let caFile { try CACertificates.shared(path: caFile) } else { try CACertificates.system() }
+            certificates.install(in: context)
+        } catch {
+            throw .tlsVerificationFailed(error.description)
         }
         // The wire format of ALPN: each protocol name prefixed by its length.
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]

@@ -1,11 +1,13 @@
+import COpenSSL
 import Foundation
-@testable import PushQueue
+@testable import PushTLS
 import PushTestSupport
 import Testing
 
-/// A CA file is parsed once per process for every AMQP TLS connection that trusts it, and
-/// again only once it changes (the TLS suite of `PrivateNodeTests` connects through it).
-@Suite("CA certificates for AMQP over TLS")
+/// A CA file, or the system's store, is parsed once per process for every TLS client that
+/// trusts it (AMQP connections and HTTP/2 contexts), and again only once it changes (the TLS
+/// suite of `PrivateNodeTests` and the HTTP/2 tests connect through it).
+@Suite("CA certificates shared by a process's TLS clients")
 struct CACertificatesTests {
     /// A self-signed CA certificate in PEM, made by the openssl command line.
     func certificate(named name: String, in directory: URL) throws -> Data {
@@ -71,5 +73,38 @@ struct CACertificatesTests {
         // Made usable, the same path is read then: a refusal is not remembered.
         try good.write(to: damaged, options: .atomic)
         #expect(throws: Never.self) { try CACertificates.shared(path: damaged.path) }
+    }
+
+    /// How many certificates (and CRLs) a store holds.
+    func objects(in certificates: CACertificates) -> Int32 {
+        OPENSSL_sk_num(X509_STORE_get0_objects(certificates.store))
+    }
+
+    @Test("the system's store: the file and directories OpenSSL's variables name, shared while the file is unchanged")
+    func systemStore() throws {
+        let directory = try BuildProducts.temporaryDirectory("ca-certificates")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("bundle.pem")
+        let hashed = directory.appendingPathComponent("certs")
+        try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
+        let first = try certificate(named: "first CA", in: directory)
+        try (first + certificate(named: "second CA", in: directory)).write(to: bundle, options: .atomic)
+        let environment = ["SSL_CERT_FILE": bundle.path, "SSL_CERT_DIR": hashed.path]
+        let system = try CACertificates.system(environment: environment)
+        #expect(objects(in: system) == 2)
+        #expect(try CACertificates.system(environment: environment) === system)
+        // The bundle named as a CA file of its own is another configuration (no directory).
+        #expect(try CACertificates.shared(path: bundle.path) !== system)
+        // An updated bundle (update-ca-certificates writes a new one) is read again.
+        try first.write(to: bundle, options: .atomic)
+        let updated = try CACertificates.system(environment: environment)
+        #expect(updated !== system && objects(in: updated) == 1)
+        // A bundle someone named that is not there is refused, not left to fail every handshake.
+        let missing = directory.appendingPathComponent("missing.pem").path
+        #expect { try CACertificates.system(environment: ["SSL_CERT_FILE": missing]) } throws: { error in
+            "\(error)" == "cannot load CA certificates from \(missing): No such file or directory"
+        }
+        // And the machine's own, as the workers use it: one store however often it is asked for.
+        #expect(try CACertificates.system(environment: [:]) === CACertificates.system(environment: [:]))
     }
 }

@@ -3,22 +3,28 @@ import Foundation
 import PushCrypto
 import Synchronization
 
-/// The CA certificates of one PEM file, parsed once per process and given to every AMQP TLS
-/// connection that trusts that file, instead of rabbitmq-c reading it for each
-/// (`amqp_ssl_socket_set_cacert`). The system's bundle, what a broker with a public
-/// certificate needs, is some 140 certificates: 19–20 ms of CPU and 0.8 MiB to parse, paid by
-/// a worker's two connections at every start and again at every reconnect.
+/// The CA certificates a TLS client of this process trusts, parsed once per process and
+/// shared by every OpenSSL context that trusts them (`SSL_CTX_set1_cert_store`): the AMQP
+/// connections (rabbitmq-c read its CA file for each, `amqp_ssl_socket_set_cacert`) and the
+/// APNs and FCM clients' HTTP/2 contexts alike. Either one PEM file (`shared(path:)`) or the
+/// system's store (`system()`). The system's bundle, what APNs, FCM and a broker with a public
+/// certificate need, is some 140 certificates: 19–20 ms of CPU and 0.8 MiB to parse, which a
+/// worker with `amqps` paid twice at every start (once for HTTP/2, once for AMQP) and the AMQP
+/// side again at every reconnect.
 ///
-/// `@unchecked Sendable` is safe: the store is filled in `load` and never changed after; an
+/// `@unchecked Sendable` is safe: this object never changes its store after `init`; the store
+/// is filled before it is handed out, and afterwards only OpenSSL adds to it (the system
+/// directory's look-ups, which cache what they find under the store's own lock). An
 /// `X509_STORE` is reference counted and locks itself for the look-ups of a verification, so
 /// OpenSSL lets any number of `SSL_CTX`s on any threads share one (`SSL_CTX_set1_cert_store`).
-final class CACertificates: @unchecked Sendable {  // safe: see the proof above
+public final class CACertificates: @unchecked Sendable {  // safe: see the proof above
     let store: OpaquePointer
-    /// The file as it was when read: a file replaced or rewritten since is read again, so a
-    /// rotated CA takes effect at the next connection, as it did when each one read it.
-    let identity: FileIdentity
+    /// The file as it was when read (nil: the system's store has no bundle file, only its
+    /// directory): a file replaced or rewritten since is read again, so a rotated CA takes
+    /// effect at the next connection, as it did when each one read it.
+    let identity: FileIdentity?
 
-    private init(store: OpaquePointer, identity: FileIdentity) {
+    init(store: OpaquePointer, identity: FileIdentity?) {
         self.store = store
         self.identity = identity
     }
@@ -30,7 +36,7 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
     /// The certificates of `path`, read again only if the file changed since. The file is
     /// opened once: its identity and the certificates parsed come from the same descriptor,
     /// so a file replaced in between is never remembered under the old one's identity.
-    static func shared(path: String) throws(CAFileError) -> CACertificates {
+    public static func shared(path: String) throws(CAFileError) -> CACertificates {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw CAFileError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
@@ -40,24 +46,42 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
         // Parsed under the lock: a second connection starting meanwhile waits for this store
         // instead of parsing the same file again.
         return try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
-            if let known = loaded[path], known.identity == identity { return known }
-            let certificates = CACertificates(store: try parse(try contents(of: descriptor, path: path), path: path), identity: identity)
-            loaded[path] = certificates
+            if let known = loaded[.file(path)], known.identity == identity { return known }
+            let store = try newStore(path: path)
+            do throws(CAFileError) { try add(try contents(of: descriptor, path: path), to: store, path: path) } catch {
+                X509_STORE_free(store)
+                throw error
+            }
+            let certificates = CACertificates(store: store, identity: identity)
+            loaded[.file(path)] = certificates
             return certificates
         }
     }
 
     /// Hands the certificates to `context` (an `SSL_CTX *`), which keeps its own reference.
-    func install(in context: UnsafeMutableRawPointer) {
-        SSL_CTX_set1_cert_store(OpaquePointer(context), store)
+    public func install(in context: OpaquePointer) {
+        SSL_CTX_set1_cert_store(context, store)
     }
 
-    /// One entry per CA file a process connects with (one, or two for two brokers'
-    /// configurations), replaced when its file changes; a replaced store lives on in the
-    /// contexts of connections made before, each holding its own reference.
-    private static let loaded = Mutex<[String: CACertificates]>([:])
+    /// What a store was read from.
+    enum Source: Hashable {
+        case file(String)
+        /// The system's: its bundle file and its hashed directories, as resolved.
+        case system(file: String, directories: String)
+    }
 
-    private static func contents(of descriptor: Int32, path: String) throws(CAFileError) -> [UInt8] {
+    /// One entry per CA configuration a process connects with (the system's, one file, or
+    /// two for two brokers' configurations), replaced when its file changes; a replaced
+    /// store lives on in the contexts of connections made before, each holding its own
+    /// reference.
+    static let loaded = Mutex<[Source: CACertificates]>([:])
+
+    static func newStore(path: String) throws(CAFileError) -> OpaquePointer {
+        guard let store = X509_STORE_new() else { throw CAFileError(path: path, reason: "X509_STORE_new failed") }
+        return store
+    }
+
+    static func contents(of descriptor: Int32, path: String) throws(CAFileError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -71,10 +95,9 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
         }
     }
 
-    /// Every certificate of the PEM text (`CERTIFICATE` and `TRUSTED CERTIFICATE` blocks, as
-    /// `X509_STORE_load_file` takes them; other blocks are skipped), in a new store.
-    private static func parse(_ pem: [UInt8], path: String) throws(CAFileError) -> OpaquePointer {
-        guard let store = X509_STORE_new() else { throw CAFileError(path: path, reason: "X509_STORE_new failed") }
+    /// Adds every certificate of the PEM text (`CERTIFICATE` and `TRUSTED CERTIFICATE`
+    /// blocks, as `X509_STORE_load_file` takes them; other blocks are skipped) to `store`.
+    static func add(_ pem: [UInt8], to store: OpaquePointer, path: String) throws(CAFileError) {
         var added = 0
         let failure: String? = pem.withUnsafeBytes { text -> String? in
             guard let bio = BIO_new_mem_buf(text.baseAddress, Int32(text.count)) else { return "BIO_new_mem_buf failed" }
@@ -90,11 +113,7 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
             return damaged ? OpenSSLErrorQueue.drain(or: "a damaged certificate") : nil
         }
         OpenSSLErrorQueue.clear()
-        guard failure == nil, added > 0 else {
-            X509_STORE_free(store)
-            throw CAFileError(path: path, reason: failure ?? "no PEM certificate in it")
-        }
-        return store
+        guard failure == nil, added > 0 else { throw CAFileError(path: path, reason: failure ?? "no PEM certificate in it") }
     }
 
     /// What says a file is the one read before: its device, inode, size, and modification and
@@ -109,6 +128,10 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
         init?(descriptor: Int32) {
             var status = stat()
             guard fstat(descriptor, &status) == 0 else { return nil }
+            self.init(status)
+        }
+
+        init(_ status: stat) {
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
@@ -125,9 +148,9 @@ final class CACertificates: @unchecked Sendable {  // safe: see the proof above
 }
 
 /// A CA file that could not be used.
-struct CAFileError: Error, CustomStringConvertible {
-    let path: String
-    let reason: String
+public struct CAFileError: Error, CustomStringConvertible {
+    public let path: String
+    public let reason: String
 
-    var description: String { "cannot load CA certificates from \(path): \(reason)" }
+    public var description: String { "cannot load CA certificates from \(path): \(reason)" }
 }

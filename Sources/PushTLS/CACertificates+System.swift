@@ -1,0 +1,68 @@
+import COpenSSL
+import Foundation
+import PushCrypto
+
+extension CACertificates {
+    /// The system's CA store as OpenSSL's default paths define it, the same store for every
+    /// client of the process that has no CA file of its own:
+    /// - the bundle file `SSL_CERT_FILE` names, else OpenSSL's (on Debian `/usr/lib/ssl/cert.pem`,
+    ///   a link to `/etc/ssl/certs/ca-certificates.crt`), every certificate parsed now;
+    /// - the hashed directories `SSL_CERT_DIR` names (a colon-separated list), else OpenSSL's
+    ///   (`/usr/lib/ssl/certs`), searched when a verification needs an issuer the file lacks.
+    ///
+    /// That is what `SSL_CTX_set_default_verify_paths` loads, so the HTTP/2 clients trust what
+    /// they trusted when each context loaded it; the AMQP connections used to read only the
+    /// bundle file, found by a list of distributions' paths. The store is read again when the
+    /// bundle file changes (its identity, as for a CA file). A system without the file but
+    /// with a directory is served by the directory; a missing `SSL_CERT_FILE` someone set, or
+    /// neither file nor directory, is refused here rather than at every handshake.
+    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CAFileError) -> CACertificates {
+        let named = nonEmpty(environment[String(cString: X509_get_default_cert_file_env())])
+        let file = named ?? String(cString: X509_get_default_cert_file())
+        let directories = nonEmpty(environment[String(cString: X509_get_default_cert_dir_env())])
+            ?? String(cString: X509_get_default_cert_dir())
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        defer { if descriptor >= 0 { close(descriptor) } }
+        let identity: FileIdentity?
+        if descriptor >= 0 {
+            guard let known = FileIdentity(descriptor: descriptor) else {
+                throw CAFileError(path: file, reason: String(cString: strerror(errno)))
+            }
+            identity = known
+        } else {
+            let code = errno
+            let reason = String(cString: strerror(code))
+            guard code == ENOENT, named == nil, directories.split(separator: ":").contains(where: { isDirectory(String($0)) }) else {
+                throw CAFileError(path: file, reason: named == nil && code == ENOENT ? "\(reason), nor a certificate directory at \(directories)" : reason)
+            }
+            identity = nil
+        }
+        let source = Source.system(file: file, directories: directories)
+        return try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
+            if let known = loaded[source], known.identity == identity { return known }
+            let store = try newStore(path: file)
+            do throws(CAFileError) {
+                if identity != nil { try add(try contents(of: descriptor, path: file), to: store, path: file) }
+                guard X509_STORE_load_path(store, directories) == 1 else {
+                    throw CAFileError(path: directories, reason: OpenSSLErrorQueue.drain(or: "X509_STORE_load_path failed"))
+                }
+            } catch {
+                X509_STORE_free(store)
+                throw error
+            }
+            let certificates = CACertificates(store: store, identity: identity)
+            loaded[source] = certificates
+            return certificates
+        }
+    }
+
+    private static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+}
