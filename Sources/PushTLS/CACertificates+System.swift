@@ -10,17 +10,26 @@ extension CACertificates {
     /// - the hashed directories `SSL_CERT_DIR` names (a colon-separated list), else OpenSSL's
     ///   (`/usr/lib/ssl/certs`), searched when a verification needs an issuer the file lacks.
     ///
-    /// That is what `SSL_CTX_set_default_verify_paths` loads, so the HTTP/2 clients trust what
-    /// they trusted when each context loaded it; the AMQP connections used to read only the
-    /// bundle file, found by a list of distributions' paths. The store is read again when the
-    /// bundle file changes (its identity, as for a CA file). A system without the file but
-    /// with a directory is served by the directory; a missing `SSL_CERT_FILE` someone set, or
-    /// neither file nor directory, is refused here rather than at every handshake.
-    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CAFileError) -> CACertificates {
+    /// On a system as distributions ship it, that is what `SSL_CTX_set_default_verify_paths`
+    /// loaded for each HTTP/2 context; the AMQP connections used to read only the bundle file,
+    /// found by a list of distributions' paths. The store is read again when the bundle file
+    /// changes (its identity, as for a CA file). A system without the file but with a
+    /// directory is served by the directory. Stricter than OpenSSL, which drops a bad file
+    /// silently and leaves each handshake to fail: a bundle that is unreadable, damaged or
+    /// holds no certificate, a missing `SSL_CERT_FILE` someone set, or neither file nor
+    /// directory, is refused here. Also unlike OpenSSL: an empty variable means its default
+    /// (OpenSSL: nothing), the variables are honoured in a setuid process (a worker is not
+    /// one), and `SSL_CERT_DIR` names directories only (OpenSSL 3 also opens a file or URI it
+    /// names, through its "store" look-up).
+    ///
+    /// `defaults` are OpenSSL's compiled-in paths; tests pass their own.
+    public static func system(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        defaults: (file: String, directories: String) = (String(cString: X509_get_default_cert_file()), String(cString: X509_get_default_cert_dir()))
+    ) throws(CAFileError) -> CACertificates {
         let named = nonEmpty(environment[String(cString: X509_get_default_cert_file_env())])
-        let file = named ?? String(cString: X509_get_default_cert_file())
-        let directories = nonEmpty(environment[String(cString: X509_get_default_cert_dir_env())])
-            ?? String(cString: X509_get_default_cert_dir())
+        let file = named ?? defaults.file
+        let directories = nonEmpty(environment[String(cString: X509_get_default_cert_dir_env())]) ?? defaults.directories
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         defer { if descriptor >= 0 { close(descriptor) } }
         let identity: FileIdentity?

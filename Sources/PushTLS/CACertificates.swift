@@ -59,6 +59,10 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
     }
 
     /// Hands the certificates to `context` (an `SSL_CTX *`), which keeps its own reference.
+    /// The store is shared by every context of its configuration, APNs, FCM and AMQP alike:
+    /// nothing may add to it through a context afterwards (`SSL_CTX_load_verify_locations`,
+    /// rabbitmq-c's `amqp_ssl_socket_set_cacert`), which would extend every client's trust
+    /// and race with handshakes in progress (OpenSSL does not lock a store's look-up list).
     public func install(in context: OpaquePointer) {
         SSL_CTX_set1_cert_store(context, store)
     }

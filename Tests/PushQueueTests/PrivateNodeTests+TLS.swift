@@ -2,7 +2,7 @@ import PushQueue
 import Testing
 
 extension PrivateNodeTests {
-    @Test("TLS: a verified amqps connection works; an unknown CA or a wrong host name is refused")
+    @Test("TLS: a verified amqps connection works; an unknown CA, the system's store without the node's CA, or a wrong host name is refused")
     func tls() async throws {
         try await withPrivateNode("tls", tls: true) { node in
             let topology = Broker.scratchTopology(tiers: [])
@@ -17,6 +17,7 @@ extension PrivateNodeTests {
 
             for (label, url, expected) in [
                 ("unknown-ca", node.amqpsURL(caFile: node.otherCAFile), "peer cert verification failed"),
+                ("system-store", node.amqpsURLTrustingTheSystem(), "peer cert verification failed"),
                 ("wrong-host", node.amqpsURL(host: "127.0.0.1"), "hostname verification failed"),
             ] {
                 let connection = try AMQPConnection(configuration: Broker.configuration(label, url: url), logger: Broker.logger(label))

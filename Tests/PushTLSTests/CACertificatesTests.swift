@@ -107,4 +107,69 @@ struct CACertificatesTests {
         // And the machine's own, as the workers use it: one store however often it is asked for.
         #expect(try CACertificates.system(environment: [:]) === CACertificates.system(environment: [:]))
     }
+
+    /// A certificate for `name` signed by the CA `ca` made by `certificate(named:in:)`.
+    func leaf(named name: String, signedBy ca: String, in directory: URL) throws -> Data {
+        let path = { (suffix: String) in directory.appendingPathComponent("\(name).\(suffix)").path }
+        let request = try ChildProcess.run("openssl", [
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("key"),
+            "-out", path("csr"), "-subj", "/CN=\(name)",
+        ])
+        try #require(request.status == 0, "openssl req failed: \(request.errorText)")
+        let signed = try ChildProcess.run("openssl", [
+            "x509", "-req", "-in", path("csr"), "-CA", directory.appendingPathComponent("\(ca).pem").path,
+            "-CAkey", directory.appendingPathComponent("\(ca).key").path, "-set_serial", "2", "-days", "1", "-out", path("pem"),
+        ])
+        try #require(signed.status == 0, "openssl x509 -req failed: \(signed.errorText)")
+        return try Data(contentsOf: URL(fileURLWithPath: path("pem")))
+    }
+
+    /// Whether `certificate` verifies against the store, as a TLS handshake's chain check does.
+    func verifies(_ certificate: Data, against certificates: CACertificates) throws -> Bool {
+        let parsed = certificate.withUnsafeBytes { bytes -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_X509(bio, nil, nil, nil)
+        }
+        let x509 = try #require(parsed)
+        defer { X509_free(x509) }
+        let context = try #require(X509_STORE_CTX_new())
+        defer { X509_STORE_CTX_free(context) }
+        try #require(X509_STORE_CTX_init(context, certificates.store, x509, nil) == 1)
+        return X509_verify_cert(context) == 1
+    }
+
+    @Test("the system's directories: a CA found only by its hash, in the second of two, verifies; the defaults stand in for unset variables")
+    func systemDirectories() throws {
+        let directory = try BuildProducts.temporaryDirectory("ca-certificates")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("bundle.pem")
+        try certificate(named: "bundle CA", in: directory).write(to: bundle, options: .atomic)
+        let (empty, hashed) = (directory.appendingPathComponent("empty"), directory.appendingPathComponent("hashed"))
+        for made in [empty, hashed] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
+        let directoryCA = try certificate(named: "directory CA", in: directory)
+        let hash = try ChildProcess.run("openssl", ["x509", "-hash", "-noout", "-in", directory.appendingPathComponent("directory CA.pem").path])
+        try #require(hash.status == 0, "openssl x509 -hash failed: \(hash.errorText)")
+        try directoryCA.write(to: hashed.appendingPathComponent(hash.outputText.trimmingCharacters(in: .whitespacesAndNewlines) + ".0"))
+        _ = try certificate(named: "stranger CA", in: directory)
+        let fromBundle = try leaf(named: "bundle leaf", signedBy: "bundle CA", in: directory)
+        let fromDirectory = try leaf(named: "directory leaf", signedBy: "directory CA", in: directory)
+        let fromStranger = try leaf(named: "stranger leaf", signedBy: "stranger CA", in: directory)
+
+        let system = try CACertificates.system(environment: ["SSL_CERT_FILE": bundle.path, "SSL_CERT_DIR": "\(empty.path):\(hashed.path)"])
+        #expect(try verifies(fromBundle, against: system))
+        #expect(try verifies(fromDirectory, against: system))
+        #expect(try !verifies(fromStranger, against: system))
+        // The bundle as a CA file of its own has no directory.
+        #expect(try !verifies(fromDirectory, against: CACertificates.shared(path: bundle.path)))
+
+        // Unset (or empty) variables: OpenSSL's compiled-in paths, here the test's.
+        let missing = directory.appendingPathComponent("no-bundle.pem").path
+        let onlyDirectory = try CACertificates.system(environment: ["SSL_CERT_FILE": ""], defaults: (missing, hashed.path))
+        #expect(try verifies(fromDirectory, against: onlyDirectory) && !verifies(fromBundle, against: onlyDirectory))
+        let nowhere = directory.appendingPathComponent("no-certs").path
+        #expect { try CACertificates.system(environment: [:], defaults: (missing, nowhere)) } throws: { error in
+            "\(error)" == "cannot load CA certificates from \(missing): No such file or directory, nor a certificate directory at \(nowhere)"
+        }
+    }
 }

@@ -27,6 +27,12 @@ final class PrivateRabbitMQNode: Sendable {
     var otherCAFile: String { directory.appendingPathComponent("other-ca.pem").path }
 
     /// `amqps://` to `host` (the certificate names `localhost` only).
+    /// The TLS listener with no `cacertfile`: the connection trusts the system's CA store,
+    /// which does not hold the node's test CA.
+    func amqpsURLTrustingTheSystem() -> String {
+        "amqps://pushd:pushd@localhost:\(tlsPort ?? 0)/%2f"
+    }
+
     func amqpsURL(host: String = "localhost", caFile: String? = nil) -> String {
         let ca = caFile ?? self.caFile
         return "amqps://pushd:pushd@\(host):\(tlsPort ?? 0)/%2f?cacertfile=\(ca.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ca)"
