@@ -87,6 +87,7 @@ final class RawConnection {
     private func openSocket() throws(QueueError) {
         let endpoint = self.endpoint.description
         let socket: OpaquePointer?
+        var trust: CACertificates?
         if let tls = configuration.tls {
             socket = amqp_ssl_socket_new(state)
             guard let socket else { throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS socket") }
@@ -101,6 +102,7 @@ final class RawConnection {
                 throw .tlsFailed(endpoint: endpoint, reason: "the TLS socket has no OpenSSL context")
             }
             certificates.install(in: OpaquePointer(context))
+            trust = certificates
             if let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile {
                 guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {
                     throw .tlsFailed(endpoint: endpoint, reason: "cannot load client certificate \(certificate) or key \(key)")
@@ -122,6 +124,7 @@ final class RawConnection {
             // the outcome with getsockopt, so errno still says "in progress".
             var reason = Self.describe(status)
             if status == AMQP_STATUS_SOCKET_ERROR.rawValue { reason += " (refused, unreachable or reset)" }
+            if status == AMQP_STATUS_SSL_PEER_VERIFY_FAILED.rawValue, let trust { reason += ", trusting \(trust.origin)" }
             switch status {
             case AMQP_STATUS_SSL_ERROR.rawValue, AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED.rawValue,
                  AMQP_STATUS_SSL_PEER_VERIFY_FAILED.rawValue, AMQP_STATUS_SSL_CONNECTION_FAILED.rawValue:

@@ -59,7 +59,10 @@ extension CACertificates {
                 X509_STORE_free(store)
                 throw error
             }
-            let certificates = CACertificates(store: store, identity: identity)
+            let origin = identity == nil
+                ? "the system's CA directories \(directories) (no bundle at \(file): install ca-certificates, or name a CA file)"
+                : "the system's CA store (\(file) and \(directories))"
+            let certificates = CACertificates(store: store, identity: identity, origin: origin)
             loaded[source] = certificates
             return certificates
         }

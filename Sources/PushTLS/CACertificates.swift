@@ -23,10 +23,14 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
     /// directory): a file replaced or rewritten since is read again, so a rotated CA takes
     /// effect at the next connection, as it did when each one read it.
     let identity: FileIdentity?
+    /// What the certificates came from, for the message of a verification that failed:
+    /// which store rejected the peer is the first thing an operator needs to know.
+    public let origin: String
 
-    init(store: OpaquePointer, identity: FileIdentity?) {
+    init(store: OpaquePointer, identity: FileIdentity?, origin: String) {
         self.store = store
         self.identity = identity
+        self.origin = origin
     }
 
     deinit {
@@ -52,7 +56,7 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
                 X509_STORE_free(store)
                 throw error
             }
-            let certificates = CACertificates(store: store, identity: identity)
+            let certificates = CACertificates(store: store, identity: identity, origin: "the CA file \(path)")
             loaded[.file(path)] = certificates
             return certificates
         }

@@ -16,8 +16,8 @@ extension PrivateNodeTests {
             await secure.close()
 
             for (label, url, expected) in [
-                ("unknown-ca", node.amqpsURL(caFile: node.otherCAFile), "peer cert verification failed"),
-                ("system-store", node.amqpsURLTrustingTheSystem(), "peer cert verification failed"),
+                ("unknown-ca", node.amqpsURL(caFile: node.otherCAFile), "peer cert verification failed, trusting the ca file \(node.otherCAFile.lowercased())"),
+                ("system-store", node.amqpsURLTrustingTheSystem(), "peer cert verification failed, trusting the system's ca"),
                 ("wrong-host", node.amqpsURL(host: "127.0.0.1"), "hostname verification failed"),
             ] {
                 let connection = try AMQPConnection(configuration: Broker.configuration(label, url: url), logger: Broker.logger(label))

@@ -220,7 +220,7 @@ final class H2Connection {
                 let verify = SSL_get_verify_result(ssl)
                 if verify != X509_V_OK {
                     return .tlsVerificationFailed(
-                        "\(host): \(String(cString: X509_verify_cert_error_string(verify)))")
+                        "\(host): \(String(cString: X509_verify_cert_error_string(verify))), trusting \(tls.trust.origin)")
                 }
                 return .connectionFailed("TLS handshake with \(host):\(port) failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
             }

@@ -13,6 +13,8 @@ import Synchronization
 /// thread on a configured context, so the loops of one process share it (`shared`).
 final class TLSClientContext: @unchecked Sendable {  // safe: see the proof above
     let pointer: OpaquePointer
+    /// The CA certificates the context verifies servers against.
+    let trust: CACertificates
 
     /// The context for `caFile` (nil: the system's CA store) that every loop of this process
     /// holding one shares, made by the first. Its certificates are the process's one store
@@ -41,10 +43,17 @@ final class TLSClientContext: @unchecked Sendable {  // safe: see the proof abov
     private static let contexts = Mutex<[String?: WeakContext]>([:])
 
     init(caFile: String?) throws(HTTPClientError) {
+        // The process's one store for this CA configuration (`CACertificates`): for the
+        // system's, the very store the AMQP connections verify the broker against.
+        do throws(CAFileError) {
+            trust = if let caFile { try CACertificates.shared(path: caFile) } else { try CACertificates.system() }
+        } catch {
+            throw .tlsVerificationFailed(error.description)
+        }
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw .transport(code: -1, message: "SSL_CTX_new failed: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
-        pointer = context
+        pointer = context  // from here a failure frees it (deinit)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         // A renegotiation would also make a write into the cipher BIO wait for a read,
         // which `H2Connection.flush` does not expect.
@@ -52,14 +61,7 @@ final class TLSClientContext: @unchecked Sendable {  // safe: see the proof abov
         guard pushd_ssl_ctx_require_tls12(context) == 1 else {
             throw .transport(code: -1, message: "cannot require TLS 1.2: \(OpenSSLErrorQueue.drain(or: "no detail"))")
         }
-        // The process's one store for this CA configuration (`CACertificates`): for the
-        // system's, the very store the AMQP connections verify the broker against.
-        do throws(CAFileError) {
-            let certificates = if let caFile { try CACertificates.shared(path: caFile) } else { try CACertificates.system() }
-            certificates.install(in: context)
-        } catch {
-            throw .tlsVerificationFailed(error.description)
-        }
+        trust.install(in: context)
         // The wire format of ALPN: each protocol name prefixed by its length.
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         // Returns 0 on success, unlike most of OpenSSL.
