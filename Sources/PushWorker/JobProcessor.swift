@@ -45,7 +45,8 @@ final class JobProcessor: Sendable {
     let registry: DeviceRegistry
     let router: DeliveryRouter
     let keys: PublicKeyCache
-    private let encryptionPermits: AsyncSemaphore
+    /// Sealings and key checks at once (`limits.encryptions`).
+    let encryptionPermits: AsyncSemaphore
     private let deliveryPermits: AsyncSemaphore
     /// Taken before `deliveryPermits` by bulk-lane jobs: bulk never holds more than its share.
     private let bulkDeliveryPermits: AsyncSemaphore
@@ -166,8 +167,19 @@ final class JobProcessor: Sendable {
     /// Runs on its caller's executor (nonisolated(nonsending)), sealing included: call it
     /// from a task of the cooperative pool, as `dispatch`'s are, never from an actor, which
     /// would then do the RSA work.
+    ///
+    /// The key is looked up under the same encryption permit as the sealing: for a key no
+    /// worker checked yet that is OpenSSL's full check (4-7 ms, far more than a seal), CPU
+    /// work that `encryption_concurrency` bounds like the sealing itself. Outside the permit,
+    /// a burst of new keys used every core whatever the setting.
     nonisolated(nonsending) func envelope(for device: Device, context: JobContext) async -> Result<QuotedEnvelopeJSON?, NotSent> {
         guard let publicKey = device.publicKey, let plaintext = context.plaintext else { return .success(nil) }
+        do {
+            try await encryptionPermits.acquire()
+        } catch {
+            return .failure(NotSent(outcome: .sealingFailed("\(error)")))
+        }
+        defer { encryptionPermits.release() }
         let key: DevicePublicKey
         do {
             key = try keys.key(for: publicKey, id: device.keyID, checkedBefore: device.publicKeyChecked)
@@ -175,7 +187,7 @@ final class JobProcessor: Sendable {
             return .failure(NotSent(outcome: .keyInvalid(error)))
         }
         do {
-            return .success(try await sealing { () throws(SealError) in
+            return .success(try timedSealing { () throws(SealError) in
                 try EnvelopeSealer.sealQuotedJSON(plaintext, for: key, keyID: device.keyID)
             })
         } catch {
@@ -194,6 +206,11 @@ final class JobProcessor: Sendable {
     private nonisolated(nonsending) func sealing<Sealed>(_ seal: () throws(SealError) -> Sealed) async throws -> Sealed {
         try await encryptionPermits.acquire()
         defer { encryptionPermits.release() }
+        return try timedSealing(seal)
+    }
+
+    /// One sealing, timed into `encryption_seconds`; the caller holds an encryption permit.
+    private func timedSealing<Sealed>(_ seal: () throws(SealError) -> Sealed) throws(SealError) -> Sealed {
         let started = ContinuousClock.now
         let sealed = try seal()
         metrics.encryptionSeconds.observe(since: started)
