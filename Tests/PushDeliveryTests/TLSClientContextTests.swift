@@ -49,11 +49,7 @@ struct TLSClientContextTests {
         let path = directory.appendingPathComponent("ca.pem").path
         #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: .init(caFile: path)) }
         // The file made afterwards is read by the next client.
-        let made = try ChildProcess.run("openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-keyout", directory.appendingPathComponent("ca.key").path, "-out", path, "-days", "1", "-subj", "/CN=pushd test CA",
-        ])
-        try #require(made.status == 0, "openssl req failed: \(made.errorText)")
+        try TestKeyMaterial.certificateAuthority(named: "ca", in: directory)
         let client = try HTTP2Client(configuration: .init(caFile: path))
         #expect(client.tlsContext != nil)
     }

@@ -13,12 +13,8 @@ struct TLSOptionsTests {
         #expect(try TLSOptions().trustedCertificates() === CACertificates.system())
         let directory = try BuildProducts.temporaryDirectory("amqp-trust")
         defer { try? FileManager.default.removeItem(at: directory) }
+        try TestKeyMaterial.certificateAuthority(named: "ca", in: directory)
         let path = directory.appendingPathComponent("ca.pem").path
-        let made = try ChildProcess.run("openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-keyout", directory.appendingPathComponent("ca.key").path, "-out", path, "-days", "1", "-subj", "/CN=pushd AMQP CA",
-        ])
-        try #require(made.status == 0, "openssl req failed: \(made.errorText)")
         let options = TLSOptions(caCertificateFile: path)
         #expect(try options.trustedCertificates() === CACertificates.shared(path: path))
         #expect(try options.trustedCertificates() !== CACertificates.system())

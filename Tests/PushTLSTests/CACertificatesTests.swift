@@ -9,35 +9,23 @@ import Testing
 /// suite of `PrivateNodeTests` and the HTTP/2 tests connect through it).
 @Suite("CA certificates shared by a process's TLS clients")
 struct CACertificatesTests {
-    /// A self-signed CA certificate in PEM, made by the openssl command line.
-    func certificate(named name: String, in directory: URL) throws -> Data {
-        let key = directory.appendingPathComponent("\(name).key").path
-        let pem = directory.appendingPathComponent("\(name).pem").path
-        let made = try ChildProcess.run("openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", pem,
-            "-days", "1", "-subj", "/CN=pushd \(name)",
-        ])
-        try #require(made.status == 0, "openssl req failed: \(made.errorText)")
-        return try Data(contentsOf: URL(fileURLWithPath: pem))
-    }
-
     @Test("one file is parsed once while it is unchanged, and again once it is replaced")
     func sharedUntilChanged() throws {
         let directory = try BuildProducts.temporaryDirectory("ca-certificates")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("ca.pem")
-        try certificate(named: "first CA", in: directory).write(to: file, options: .atomic)
+        try TestKeyMaterial.certificateAuthority(named: "first CA", in: directory).write(to: file, options: .atomic)
         let first = try CACertificates.shared(path: file.path)
         #expect(try CACertificates.shared(path: file.path) === first)
         // A rotated CA, written as deployments write files (a new file renamed over the old).
-        try certificate(named: "second CA", in: directory).write(to: file, options: .atomic)
+        try TestKeyMaterial.certificateAuthority(named: "second CA", in: directory).write(to: file, options: .atomic)
         let second = try CACertificates.shared(path: file.path)
         #expect(second !== first)
         #expect(try CACertificates.shared(path: file.path) === second)
         // Rewritten in place (the same inode), as `cp` over it would: read again too.
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: try certificate(named: "third CA", in: directory))
+        try handle.write(contentsOf: try TestKeyMaterial.certificateAuthority(named: "third CA", in: directory))
         try handle.close()
         let third = try CACertificates.shared(path: file.path)
         #expect(third !== second)
@@ -62,7 +50,7 @@ struct CACertificatesTests {
         }
         // A good certificate, then one whose base64 is cut short: the file is refused, with
         // OpenSSL's reason, rather than trusted in part.
-        let good = try certificate(named: "good CA", in: directory)
+        let good = try TestKeyMaterial.certificateAuthority(named: "good CA", in: directory)
         let text = String(decoding: good, as: UTF8.self)
         let damaged = directory.appendingPathComponent("damaged.pem")
         try Data((text + text.replacingOccurrences(of: "\n-----END", with: "AAA\n-----END")).utf8).write(to: damaged)
@@ -87,8 +75,8 @@ struct CACertificatesTests {
         let bundle = directory.appendingPathComponent("bundle.pem")
         let hashed = directory.appendingPathComponent("certs")
         try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
-        let first = try certificate(named: "first CA", in: directory)
-        try (first + certificate(named: "second CA", in: directory)).write(to: bundle, options: .atomic)
+        let first = try TestKeyMaterial.certificateAuthority(named: "first CA", in: directory)
+        try (first + TestKeyMaterial.certificateAuthority(named: "second CA", in: directory)).write(to: bundle, options: .atomic)
         let environment = ["SSL_CERT_FILE": bundle.path, "SSL_CERT_DIR": hashed.path]
         let system = try CACertificates.system(environment: environment)
         #expect(objects(in: system) == 2)
@@ -106,22 +94,6 @@ struct CACertificatesTests {
         }
         // And the machine's own, as the workers use it: one store however often it is asked for.
         #expect(try CACertificates.system(environment: [:]) === CACertificates.system(environment: [:]))
-    }
-
-    /// A certificate for `name` signed by the CA `ca` made by `certificate(named:in:)`.
-    func leaf(named name: String, signedBy ca: String, in directory: URL) throws -> Data {
-        let path = { (suffix: String) in directory.appendingPathComponent("\(name).\(suffix)").path }
-        let request = try ChildProcess.run("openssl", [
-            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("key"),
-            "-out", path("csr"), "-subj", "/CN=\(name)",
-        ])
-        try #require(request.status == 0, "openssl req failed: \(request.errorText)")
-        let signed = try ChildProcess.run("openssl", [
-            "x509", "-req", "-in", path("csr"), "-CA", directory.appendingPathComponent("\(ca).pem").path,
-            "-CAkey", directory.appendingPathComponent("\(ca).key").path, "-set_serial", "2", "-days", "1", "-out", path("pem"),
-        ])
-        try #require(signed.status == 0, "openssl x509 -req failed: \(signed.errorText)")
-        return try Data(contentsOf: URL(fileURLWithPath: path("pem")))
     }
 
     /// Whether `certificate` verifies against the store, as a TLS handshake's chain check does.
@@ -144,17 +116,17 @@ struct CACertificatesTests {
         let directory = try BuildProducts.temporaryDirectory("ca-certificates")
         defer { try? FileManager.default.removeItem(at: directory) }
         let bundle = directory.appendingPathComponent("bundle.pem")
-        try certificate(named: "bundle CA", in: directory).write(to: bundle, options: .atomic)
+        try TestKeyMaterial.certificateAuthority(named: "bundle CA", in: directory).write(to: bundle, options: .atomic)
         let (empty, hashed) = (directory.appendingPathComponent("empty"), directory.appendingPathComponent("hashed"))
         for made in [empty, hashed] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
-        let directoryCA = try certificate(named: "directory CA", in: directory)
+        let directoryCA = try TestKeyMaterial.certificateAuthority(named: "directory CA", in: directory)
         let hash = try ChildProcess.run("openssl", ["x509", "-hash", "-noout", "-in", directory.appendingPathComponent("directory CA.pem").path])
         try #require(hash.status == 0, "openssl x509 -hash failed: \(hash.errorText)")
         try directoryCA.write(to: hashed.appendingPathComponent(hash.outputText.trimmingCharacters(in: .whitespacesAndNewlines) + ".0"))
-        _ = try certificate(named: "stranger CA", in: directory)
-        let fromBundle = try leaf(named: "bundle leaf", signedBy: "bundle CA", in: directory)
-        let fromDirectory = try leaf(named: "directory leaf", signedBy: "directory CA", in: directory)
-        let fromStranger = try leaf(named: "stranger leaf", signedBy: "stranger CA", in: directory)
+        try TestKeyMaterial.certificateAuthority(named: "stranger CA", in: directory)
+        let fromBundle = try TestKeyMaterial.certificate(named: "bundle leaf", signedBy: "bundle CA", in: directory)
+        let fromDirectory = try TestKeyMaterial.certificate(named: "directory leaf", signedBy: "directory CA", in: directory)
+        let fromStranger = try TestKeyMaterial.certificate(named: "stranger leaf", signedBy: "stranger CA", in: directory)
 
         let system = try CACertificates.system(environment: ["SSL_CERT_FILE": bundle.path, "SSL_CERT_DIR": "\(empty.path):\(hashed.path)"])
         #expect(try verifies(fromBundle, against: system))
