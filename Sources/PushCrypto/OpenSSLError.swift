@@ -4,8 +4,8 @@ import COpenSSL
 ///
 /// OpenSSL reports failures by pushing entries on a per-thread queue. Every failing call
 /// site drains it, so a stale entry can never be blamed on a later, unrelated call.
-/// Public for the other modules that call OpenSSL directly (PushDelivery's TLS, PushQueue's
-/// CA store).
+/// Public for the other modules that call OpenSSL directly (PushDelivery's TLS, PushTLS's
+/// CA stores).
 public enum OpenSSLErrorQueue {
     /// The queued errors as one line (most recent last), or `fallback` when the queue is empty.
     public static func drain(or fallback: String) -> String {

@@ -46,25 +46,14 @@ extension CACertificates {
             }
             identity = nil
         }
-        let source = Source.system(file: file, directories: directories)
-        return try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
-            if let known = loaded[source], known.identity == identity { return known }
-            let store = try newStore(path: file)
-            do throws(CAFileError) {
-                if identity != nil { try add(try contents(of: descriptor, path: file), to: store, path: file) }
-                guard X509_STORE_load_path(store, directories) == 1 else {
-                    throw CAFileError(path: directories, reason: OpenSSLErrorQueue.drain(or: "X509_STORE_load_path failed"))
-                }
-            } catch {
-                X509_STORE_free(store)
-                throw error
+        let origin = identity == nil
+            ? "the system's CA directories \(directories) (no bundle at \(file): install ca-certificates, or name a CA file)"
+            : "the system's CA store (\(file) and \(directories))"
+        return try remembered(.system(file: file, directories: directories), identity: identity, origin: origin) { store throws(CAFileError) in
+            if identity != nil { try add(try contents(of: descriptor, path: file), to: store, path: file) }
+            guard X509_STORE_load_path(store, directories) == 1 else {
+                throw CAFileError(path: directories, reason: OpenSSLErrorQueue.drain(or: "X509_STORE_load_path failed"))
             }
-            let origin = identity == nil
-                ? "the system's CA directories \(directories) (no bundle at \(file): install ca-certificates, or name a CA file)"
-                : "the system's CA store (\(file) and \(directories))"
-            let certificates = CACertificates(store: store, identity: identity, origin: origin)
-            loaded[source] = certificates
-            return certificates
         }
     }
 

@@ -47,17 +47,26 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
         guard let identity = FileIdentity(descriptor: descriptor) else {
             throw CAFileError(path: path, reason: String(cString: strerror(errno)))
         }
-        // Parsed under the lock: a second connection starting meanwhile waits for this store
-        // instead of parsing the same file again.
-        return try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
-            if let known = loaded[.file(path)], known.identity == identity { return known }
-            let store = try newStore(path: path)
-            do throws(CAFileError) { try add(try contents(of: descriptor, path: path), to: store, path: path) } catch {
+        return try remembered(.file(path), identity: identity, origin: "the CA file \(path)") { store throws(CAFileError) in
+            try add(try contents(of: descriptor, path: path), to: store, path: path)
+        }
+    }
+
+    /// The store `loaded` holds for `source` while its file keeps `identity`; else a new one,
+    /// filled by `fill` and remembered. Parsed under the lock: a second connection starting
+    /// meanwhile waits for this store instead of parsing the same file again.
+    static func remembered(
+        _ source: Source, identity: FileIdentity?, origin: String, fill: (OpaquePointer) throws(CAFileError) -> Void
+    ) throws(CAFileError) -> CACertificates {
+        try loaded.withLock { loaded throws(CAFileError) -> CACertificates in
+            if let known = loaded[source], known.identity == identity { return known }
+            guard let store = X509_STORE_new() else { throw CAFileError(path: source.path, reason: "X509_STORE_new failed") }
+            do throws(CAFileError) { try fill(store) } catch {
                 X509_STORE_free(store)
                 throw error
             }
-            let certificates = CACertificates(store: store, identity: identity, origin: "the CA file \(path)")
-            loaded[.file(path)] = certificates
+            let certificates = CACertificates(store: store, identity: identity, origin: origin)
+            loaded[source] = certificates
             return certificates
         }
     }
@@ -76,6 +85,13 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
         case file(String)
         /// The system's: its bundle file and its hashed directories, as resolved.
         case system(file: String, directories: String)
+
+        /// The file named in an error.
+        var path: String {
+            switch self {
+            case .file(let path), .system(let path, _): path
+            }
+        }
     }
 
     /// One entry per CA configuration a process connects with (the system's, one file, or
@@ -83,11 +99,6 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
     /// store lives on in the contexts of connections made before, each holding its own
     /// reference.
     static let loaded = Mutex<[Source: CACertificates]>([:])
-
-    static func newStore(path: String) throws(CAFileError) -> OpaquePointer {
-        guard let store = X509_STORE_new() else { throw CAFileError(path: path, reason: "X509_STORE_new failed") }
-        return store
-    }
 
     static func contents(of descriptor: Int32, path: String) throws(CAFileError) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -136,10 +147,6 @@ public final class CACertificates: @unchecked Sendable {  // safe: see the proof
         init?(descriptor: Int32) {
             var status = stat()
             guard fstat(descriptor, &status) == 0 else { return nil }
-            self.init(status)
-        }
-
-        init(_ status: stat) {
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
