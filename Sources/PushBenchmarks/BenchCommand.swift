@@ -36,7 +36,7 @@ public enum BenchCommand: Subcommand {
                    Deploy/bench.sh apns` starts an emulator for it.
 
         usage: pushd bench pipeline --emulator-url URL --emulator-admin URL --ca-file CA
-                                    --credentials DIR [--deliveries N] [--backlog N]
+                                    --credentials DIR [--deliveries N] [--backlog N] [--row-drains N]
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
                                     [--only backlog [--rounds N] [--baseline OTHER_PUSHD] [--workers N]]
@@ -49,8 +49,11 @@ public enum BenchCommand: Subcommand {
                    second; a
                    worker's peak memory draining a backlog; the emulator and crypto ceilings
                    and our rate as a ratio of the lower; the workers' CPU per delivery (their
-                   own /proc utime + stime) beside one core's CPU per envelope, measured
-                   just before and after each drain, and their ratio, and the emulator's CPU per push (it shares these cores); the
+                   process CPU clocks) beside one core's CPU per envelope (its thread's CPU
+                   clock), measured just before and after each drain, and their ratio, and
+                   the emulator's CPU per push (it shares these cores). Each throughput row
+                   and the backlog run --row-drains drains (3 by default) and report the one
+                   with the median ratio (the upper middle for an even count); the
                    aioapns peer sender (Python, no encryption) on the same emulator. `bash Deploy/bench.sh pipeline`. `--only backlog` runs just the
                    backlog drain and the crypto yardstick (for profiling), --rounds times;
                    with --baseline, drains alternate between this worker and another pushd's

@@ -104,10 +104,17 @@ extension PipelineRun {
         CryptoBenchmark.allCoreEnvelopeRate(seconds: 2)
     }
 
-    /// Microseconds of one core per envelope (1 KB plaintext): the one operation a delivery
-    /// cannot avoid, to set the workers' CPU per delivery against.
+    /// Microseconds of CPU per envelope on one core (1 KB plaintext): the one operation a
+    /// delivery cannot avoid, to set the workers' CPU per delivery against, in the same unit
+    /// (`CryptoBenchmark.oneCoreEnvelopeCost`).
     func cryptoMicrosecondsPerEnvelope(seconds: Double = 2) -> Double {
-        1e6 / max(CryptoBenchmark.oneCoreEnvelopeRate(seconds: seconds), 1)
+        envelopeCost(seconds: seconds).cpuMicroseconds
+    }
+
+    /// One envelope's CPU and elapsed microseconds on one core; not a number if none could be
+    /// sealed, so that every ratio against it prints as `nan` rather than as a pass.
+    func envelopeCost(seconds: Double = 2) -> (cpuMicroseconds: Double, elapsedMicroseconds: Double) {
+        CryptoBenchmark.oneCoreEnvelopeCost(seconds: seconds) ?? (.nan, .nan)
     }
 
     /// A drain and the envelope's cost measured just before and just after it (one second

@@ -27,6 +27,7 @@ enum PipelineBenchmark {
             options: [
                 "emulator-url", "emulator-admin", "ca-file", "credentials", "deliveries", "backlog", "mode", "urgent-jobs",
                 "peer-python", "peer-script", "peer-requests", "only", "baseline", "rounds", "rate", "recipients", "platforms", "workers",
+                "row-drains",
             ])
         let environment = ProcessInfo.processInfo.environment
         guard let databaseURL = environment["PUSHD_DATABASE_URL"], let amqpURL = environment["PUSHD_AMQP_URL"] else {
@@ -40,6 +41,7 @@ enum PipelineBenchmark {
         let backlog = try parsed.integer("backlog", default: 100_000)
         let peerRequests = try parsed.integer("peer-requests", default: 20_000)
         let workers = try parsed.integer("workers", default: 1)
+        let rowDrains = try parsed.integer("row-drains", default: 3, minimum: 1)
         guard parsed["workers"] == nil || parsed["only"] == "backlog" else {
             throw .usage("--workers: only with --only backlog")
         }
@@ -106,35 +108,41 @@ enum PipelineBenchmark {
                 await bench.tearDown()
                 return
             }
-            let (oneWorker, oneWorkerEnvelope) = try await bench.withEnvelope { try await bench.throughput(deliveries: deliveries, workers: 1) }
-            write("1 worker ", oneWorker, note: "\(deliveries) deliveries, queued before start")
-            let (twoWorkers, twoWorkersEnvelope) = try await bench.withEnvelope { try await bench.throughput(deliveries: deliveries, workers: 2) }
-            write("2 workers", twoWorkers, note: "CPU of both")
-            let best = max(oneWorker.rate, twoWorkers.rate)
+            let oneWorker = try await row("1 worker ", note: "\(deliveries) deliveries, queued before start", count: rowDrains, bench: bench) {
+                try await bench.throughput(deliveries: deliveries, workers: 1)
+            }
+            let twoWorkers = try await row("2 workers", note: "CPU of both", count: rowDrains, bench: bench) {
+                try await bench.throughput(deliveries: deliveries, workers: 2)
+            }
+            let best = max(oneWorker.median.figures.rate, twoWorkers.median.figures.rate)
             writeLatency(try await bench.latency(rate: best / 2, seconds: 10), note: "half the maximum")
             // What one user's notification waits, apart from a large job's own spread: jobs of
             // one recipient (two pushes, one with --platforms ios), 100 a second.
             writeLatency(
                 try await bench.latency(rate: Double(100 * bench.devicesPerRecipient), seconds: 10, recipients: 1),
                 note: "one-recipient jobs, 100 a second", isTarget: false)
-            let (drained, drainedEnvelope) = try await bench.withEnvelope { try await bench.peakMemory(backlog: backlog) }
-            write("backlog  ", drained, note: "1 worker, \(backlog)-delivery backlog")
-            StandardStreams.write(line: String(format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64)", backlog, drained.peakMiB))
+            let drained = try await row("backlog  ", note: "1 worker, \(backlog)-delivery backlog", count: rowDrains, bench: bench) {
+                try await bench.peakMemory(backlog: backlog)
+            }
+            StandardStreams.write(line: String(
+                format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64", backlog, drained.peakMiB)
+                + (rowDrains == 1 ? ")" : "; the highest of \(rowDrains) drains)"))
             let ceiling = try await bench.h2loadCeiling()
             let crypto = bench.cryptoLimit()
-            let envelope = bench.cryptoMicrosecondsPerEnvelope()
+            let (envelope, envelopeElapsed) = bench.envelopeCost()
             StandardStreams.write(line: String(format: "  ceilings: emulator (h2load) %.0f req/s, crypto (all cores) %.0f envelopes/s", ceiling, crypto))
             StandardStreams.write(line: String(format: "  ratio: %.3f of the lower ceiling", best / min(ceiling, crypto)))
-            StandardStreams.write(line: String(format: "  crypto, 1 core: %.1f µs per envelope (1 KB plaintext)", envelope))
-            // Each drain against the envelope measured around it (`withEnvelope`); the run's last
-            // envelope beside it, as the figure was read before.
-            for (name, figures, around) in [
-                ("1 worker", oneWorker, oneWorkerEnvelope), ("2 workers", twoWorkers, twoWorkersEnvelope), ("backlog", drained, drainedEnvelope),
-            ] {
-                StandardStreams.write(line: "  CPU per delivery / crypto per envelope, \(name): " + String(
-                    format: "%.1f / %.1f = %.2f (target <= 2; the envelope around this drain; %.2f against the run's last)",
-                    figures.cpuMicrosecondsPerDelivery, around, figures.cpuMicrosecondsPerDelivery / around,
-                    figures.cpuMicrosecondsPerDelivery / envelope))
+            StandardStreams.write(line: String(format: "  crypto, 1 core: %.1f µs of CPU per envelope, %.1f elapsed (1 KB plaintext)", envelope, envelopeElapsed))
+            // Each row's median drain against the envelope measured around it (`Row`); every
+            // drain's ratio beside it, and the median drain against the run's last envelope.
+            for (name, row) in [("1 worker", oneWorker), ("2 workers", twoWorkers), ("backlog", drained)] {
+                let (figures, around) = row.median
+                let drains = row.drains.count == 1 ? "the envelope around this drain"
+                    : "median of \(row.drains.count) drains, each against the envelope around it: \(row.ratios)"
+                StandardStreams.write(line: "  CPU per delivery / crypto per envelope, \(name): "
+                    + String(format: "%.1f / %.1f = %.2f", figures.cpuMicrosecondsPerDelivery, around, figures.cpuMicrosecondsPerDelivery / around)
+                    + " (target <= 2; \(drains); "
+                    + String(format: "%.2f against the run's last)", figures.cpuMicrosecondsPerDelivery / envelope))
             }
             if let python = parsed["peer-python"], let script = parsed["peer-script"] {
                 let peer = try await bench.aioapnsRate(python: python, script: script, requests: peerRequests)
