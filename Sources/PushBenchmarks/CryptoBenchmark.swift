@@ -87,18 +87,11 @@ enum CryptoBenchmark {
         let plaintext = Array(samplePlaintext(bytes: 1024).utf8)
         _ = loop(until: DispatchTime.now().uptimeNanoseconds + 300_000_000) { sealOnce(plaintext, key) }
         let start = DispatchTime.now().uptimeNanoseconds
-        guard let cpuBefore = threadCPUNanoseconds() else { return nil }
+        guard let cpuBefore = WorkerUsage.cpuClockSeconds(CLOCK_THREAD_CPUTIME_ID) else { return nil }
         let done = loop(until: start + UInt64(seconds * 1e9)) { sealOnce(plaintext, key) }
-        guard let cpuAfter = threadCPUNanoseconds(), done > 0 else { return nil }
+        guard let cpuAfter = WorkerUsage.cpuClockSeconds(CLOCK_THREAD_CPUTIME_ID), done > 0 else { return nil }
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
-        return (Double(cpuAfter - cpuBefore) / 1e3 / Double(done), Double(elapsed) / 1e3 / Double(done))
-    }
-
-    /// The calling thread's CPU clock, in nanoseconds.
-    private static func threadCPUNanoseconds() -> UInt64? {
-        var time = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return nil }
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        return ((cpuAfter - cpuBefore) * 1e6 / Double(done), Double(elapsed) / 1e3 / Double(done))
     }
 
     /// A notification-shaped JSON object padded to about `bytes` bytes.

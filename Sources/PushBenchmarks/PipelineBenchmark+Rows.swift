@@ -6,17 +6,20 @@ extension PipelineBenchmark {
     /// drain's ratio moves by ±0.3 with the second it ran in, so a row read from one drain
     /// passed or failed on that second; the median drain is what the row reports.
     struct Row {
-        let drains: [(figures: DrainFigures, envelope: Double)]
+        /// A drain's figures and the envelope's CPU measured around it.
+        typealias Drain = (figures: DrainFigures, envelope: Double)
+
+        let drains: [Drain]
 
         /// A drain's CPU per delivery over the envelope's CPU around it.
-        static func ratio(_ drain: (figures: DrainFigures, envelope: Double)) -> Double {
+        static func ratio(_ drain: Drain) -> Double {
             drain.figures.cpuMicrosecondsPerDelivery / drain.envelope
         }
 
         /// The drain with the median ratio, the upper of the two middle ones for an even
         /// count (the one that reads worse), so a row is never judged by its luckier half.
         /// Its rate and CPU are the row's. A `nan` ratio (no envelope sealed) sorts last.
-        var median: (figures: DrainFigures, envelope: Double) {
+        var median: Drain {
             let sorted = drains.sorted { first, second in
                 let (a, b) = (Self.ratio(first), Self.ratio(second))
                 return a.isNaN ? false : b.isNaN ? true : a < b
@@ -37,7 +40,7 @@ extension PipelineBenchmark {
     static func row(
         _ label: String, note: String, count: Int, bench: PipelineRun, _ drain: () async throws -> DrainFigures
     ) async throws -> Row {
-        var drains: [(figures: DrainFigures, envelope: Double)] = []
+        var drains: [Row.Drain] = []
         let count = max(1, count)
         for index in 1...count {
             let (figures, envelope) = try await bench.withEnvelope(drain)

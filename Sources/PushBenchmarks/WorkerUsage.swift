@@ -87,6 +87,12 @@ struct WorkerUsage {
     static func processCPUSeconds(pid: Int32) -> Double? {
         var clock = clockid_t()
         guard clock_getcpuclockid(pid, &clock) == 0 else { return nil }
+        return cpuClockSeconds(clock)
+    }
+
+    /// A CPU clock's reading (`clock_gettime`), in seconds: a process's, or the calling
+    /// thread's (`CLOCK_THREAD_CPUTIME_ID`, the envelope yardstick's). Nil where it cannot be read.
+    static func cpuClockSeconds(_ clock: clockid_t) -> Double? {
         var time = timespec()
         guard clock_gettime(clock, &time) == 0 else { return nil }
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
