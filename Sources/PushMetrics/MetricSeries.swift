@@ -1,21 +1,39 @@
 import Synchronization
 
-/// One label set of a counter or gauge: its value behind its own lock.
+/// One label set of a counter or gauge: its value in one atomic word.
 ///
 /// A hot path resolves the series once and keeps it (`Gauge.series`), so an update takes
-/// only this lock; updating through the metric with labels builds, hashes and looks up the
+/// only this word; updating through the metric with labels builds, hashes and looks up the
 /// label set first, under the metric's lock (measured: twice per delivery, each a label
 /// array and a hash).
+///
+/// The value is held as its bit pattern and changed by compare-and-exchange: one atomic per
+/// change, where a lock took two (taking and releasing it) and, contended, a futex. The
+/// in-flight gauge changes twice per delivery, from every thread that seals or answers.
+/// Relaxed ordering: a sample publishes nothing else, and each change is still applied
+/// exactly once, in some order, so the value is exactly the sum of the changes.
 public final class ValueSeries: Sendable {
-    private let value = Mutex<Double>(0)
+    /// `Double.bitPattern` of the value; 0 is the pattern of 0.0.
+    private let bits = Atomic<UInt64>(0)
 
     init() {}
 
-    public func add(_ delta: Double) { value.withLock { $0 += delta } }
-    public func set(_ newValue: Double) { value.withLock { $0 = newValue } }
-    public var current: Double { value.withLock { $0 } }
+    public func add(_ delta: Double) { update { $0 += delta } }
+    public func set(_ newValue: Double) { bits.store(newValue.bitPattern, ordering: .relaxed) }
+    public var current: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 
-    func update(_ change: (inout Double) -> Void) { value.withLock { change(&$0) } }
+    /// Applies `change` to the value as it is when the exchange succeeds: `change` may run
+    /// more than once under contention, so it must only compute the new value.
+    func update(_ change: (inout Double) -> Void) {
+        var seen = bits.load(ordering: .relaxed)
+        while true {
+            var value = Double(bitPattern: seen)
+            change(&value)
+            let (exchanged, original) = bits.compareExchange(expected: seen, desired: value.bitPattern, ordering: .relaxed)
+            if exchanged { return }
+            seen = original
+        }
+    }
 }
 
 /// One label set of a histogram: its bucket counts, sum and count behind its own lock.

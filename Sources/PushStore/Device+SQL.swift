@@ -87,14 +87,19 @@ extension Device {
     }
 
     /// `init(row:extraColumns:)` with the key text given rather than read (a row of
-    /// `columnsWithKeyDigest`, whose key the caller knew: `fromCallersCache`).
-    convenience init(row: SQLRow, extraColumns: Int, publicKey: String?, fromCallersCache: Bool) throws(StoreError) {
+    /// `columnsWithKeyDigest`, whose key the caller knew: `fromCallersCache`). The recipient
+    /// id is `previous`'s own string when it is the same, and the app id `app`'s
+    /// (`SQLRow.decodeText` says why).
+    convenience init(
+        row: SQLRow, extraColumns: Int, publicKey: String?, fromCallersCache: Bool, previous: Device? = nil,
+        app: AppIdentifiers? = nil
+    ) throws(StoreError) {
         try row.requireColumnCount(Self.columnCount + extraColumns)
         self.init(
             id: try row.decode(Int64.self, column: 0),
-            recipientID: try row.decode(String.self, column: 1),
+            recipientID: try row.decodeText(column: 1, reusing: previous?.recipientID),
             platform: try row.decode(Platform.self, column: 2),
-            appID: try row.decode(String.self, column: 3),
+            appID: try row.decodeText(column: 3, reusing: app?.iosBundleID, app?.fcmProjectID),
             environment: try row.decode(PushEnvironment.self, column: 4),
             token: try row.decode(String.self, column: 5),
             publicKey: publicKey,

@@ -38,7 +38,8 @@ extension DeviceRegistry {
                 needsText = true
                 return nil
             }
-            let device = try Device(row: row, extraColumns: extraColumns + 1, publicKey: text, fromCallersCache: text != nil)
+            let device = try Device(
+                row: row, extraColumns: extraColumns + 1, publicKey: text, fromCallersCache: text != nil, previous: devices.last, app: app)
             try each(row, device)
             if needsText { missing.append(device.id) }
             devices.append(device)

@@ -1,4 +1,6 @@
 import CPostgreSQL
+import Glibc
+import PushRuntime
 
 /// One row of a `QueryResult`.
 public struct SQLRow: Sendable {
@@ -37,6 +39,33 @@ public struct SQLRow: Sendable {
         let row = Int32(index), field = Int32(column)
         if PQgetisnull(pointer, row, field) == 1 { return body(nil) }
         return body(UnsafeRawBufferPointer(start: PQgetvalue(pointer, row, field), count: Int(PQgetlength(pointer, row, field))))
+    }
+
+    /// A text column's value, as `first` or `second` itself when its bytes are theirs.
+    ///
+    /// A few values repeat down a device lookup's rows: every device of a job carries one of
+    /// the job's two app ids, and a recipient's devices come one after another. A string
+    /// made for each row costs an allocation and a UTF-8 check on the pool thread, then a
+    /// free when the job is done, once per delivery. Any other value (and NULL, or a column
+    /// that is not text) is decoded as `decode(String.self, column:)` decodes it.
+    public func decodeText(column: Int, reusing first: String?, _ second: String? = nil) throws(StoreError) -> String {
+        let reused = try withBytes(column: column) { bytes -> String? in
+            guard let bytes, result.columns[column].type.isTextual else { return nil }
+            if let first, Self.holds(first, bytes) { return first }
+            if let second, Self.holds(second, bytes) { return second }
+            return nil
+        }
+        if let reused { return reused }
+        return try decode(String.self, column: column)
+    }
+
+    /// Whether `bytes` are exactly `text`'s UTF-8 (lengths first, then `memcmp`).
+    private static func holds(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        text.withUTF8InPlace { stored in
+            guard stored.count == bytes.count else { return false }
+            guard let storedBase = stored.baseAddress, let base = bytes.baseAddress else { return true }
+            return memcmp(storedBase, base, bytes.count) == 0
+        }
     }
 
     /// The value of the column named `name` as `Value`.

@@ -59,10 +59,13 @@ final class DispatchedBatch: Sendable {
         queues[queue].nextIndex.load(ordering: .relaxed) < queues[queue].devices.count
     }
 
-    /// One taken device's result.
-    func report(_ result: DeviceResult) {
+    /// One taken device's result, moved into the batch's results rather than copied: a copy
+    /// retained the device and the outcome's strings once more, on the loop thread, for the
+    /// caller's copy to release them just after.
+    func report(_ result: consuming DeviceResult) {
+        var result = Optional(result)
         let finished = state.withLock { state -> (UnsafeContinuation<[DeviceResult], Never>, [DeviceResult])? in
-            state.results.append(result)
+            if let result = result.take() { state.results.append(result) }
             guard let expected = state.expected, state.results.count == expected, let waiter = state.waiter else { return nil }
             state.waiter = nil
             return (waiter, state.results)

@@ -159,56 +159,42 @@ extension JobProcessor {
                 return
             }
             metrics.deliveriesInFlight.add(1)
-            await submit(to: device, context: context, group: batch.requests) { [self] outcome in
-                metrics.deliveriesInFlight.add(-1)
-                returnDeliveryPermit(lane: lane)
-                batch.report(DeviceResult(device: device, outcome: outcome))
-            }
+            await submit(to: device, context: context, batch: batch, lane: lane)
         }
     }
 
-    /// Seals for the device and submits the push; `finish` is called exactly once, with the
-    /// outcome, on whichever thread settles it.
+    /// Seals for the device and submits the push; the outcome is settled exactly once
+    /// (`settle`), on whichever thread it is known.
     private nonisolated(nonsending) func submit(
-        to device: Device, context: JobContext, group: RequestGroup, finish: @escaping @Sendable (DeviceOutcome) -> Void
+        to device: Device, context: JobContext, batch: DispatchedBatch, lane: NotificationJob.Lane
     ) async {
         let envelope: QuotedEnvelopeJSON?
         switch await self.envelope(for: device, context: context) {
         case .success(let sealed): envelope = sealed
         case .failure(let skipped):
-            finish(skipped.outcome)
+            settle(device, lane: lane, batch: batch, outcome: skipped.outcome)
             return
         }
-        let started = ContinuousClock.now
-        let series = metrics.deliverySeconds[device.platform]
-        let sent: @Sendable (DeliveryOutcome) -> Void = { outcome in
-            series.observe(since: started)
-            finish(.sent(outcome))
-        }
+        let push = PushInFlight(processor: self, batch: batch, device: device, lane: lane, started: .now)
         switch device.platform {
         case .ios:
             switch apnsNotification(for: device, envelope: envelope, context: context) {
-            case .success(let notification): await submitAPNs(notification, of: device, group: group, sent)
-            case .failure(let refused): sent(refused.outcome)
+            case .success(let prepared):
+                await prepared.client.submit(prepared.notification, group: batch.requests) { push.apnsAnswered($0) }
+            case .failure(let refused): push.sent(refused.outcome)
             }
         case .android:
             switch fcmBody(for: device, envelope: envelope, context: context) {
-            case .success(let (client, body)): await client.submit(body: body, group: group, completion: sent)
-            case .failure(let refused): sent(refused.outcome)
+            case .success(let (client, body)): await client.submit(body: body, group: batch.requests) { push.sent($0) }
+            case .failure(let refused): push.sent(refused.outcome)
             }
         }
     }
 
-    private nonisolated(nonsending) func submitAPNs(
-        _ prepared: PreparedAPNs, of device: Device, group: RequestGroup, _ sent: @escaping @Sendable (DeliveryOutcome) -> Void
-    ) async {
-        await prepared.client.submit(prepared.notification, group: group) { [self] checked in
-            guard let corrected = checked.correctedEnvironment else { return sent(checked.outcome) }
-            // A database update: never on the loop thread.
-            group.adopt(Task {
-                await self.correctEnvironment(of: device, to: corrected == .sandbox ? .sandbox : .production)
-                sent(checked.outcome)
-            })
-        }
+    /// A taken device's end: its permit back, its result to the batch.
+    func settle(_ device: Device, lane: NotificationJob.Lane, batch: DispatchedBatch, outcome: DeviceOutcome) {
+        metrics.deliveriesInFlight.add(-1)
+        returnDeliveryPermit(lane: lane)
+        batch.report(DeviceResult(device: device, outcome: outcome))
     }
 }

@@ -82,4 +82,27 @@ struct MetricsTests {
         #expect(registry.render().contains(#"pushd_delivery_seconds_count{platform="android"} 1"#))
         #expect(text.components(separatedBy: "pushd_in_flight 2\n").count == 2, "one sample, not one per path")
     }
+
+    @Test("changes made from many threads at once are each applied exactly once")
+    func concurrentChanges() async {
+        let registry = MetricsRegistry()
+        let inFlight = registry.gauge("pushd_in_flight", help: "In flight.").series()
+        let total = registry.counter("pushd_total", help: "Total.")
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for step in 0..<20_000 {
+                        inFlight.add(1)
+                        total.increment(by: 0.5)
+                        if step % 2 == 0 || task == 0 { inFlight.add(-1) }
+                    }
+                }
+            }
+        }
+        // Seven tasks leave half their steps in flight; task 0 none.
+        #expect(inFlight.current == 7 * 10_000)
+        #expect(total.value() == 8 * 20_000 * 0.5)
+        inFlight.set(-3.25)
+        #expect(inFlight.current == -3.25)
+    }
 }

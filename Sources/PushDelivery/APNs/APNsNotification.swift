@@ -99,7 +99,10 @@ public struct APNsNotification: Sendable {
     /// `utf8.allSatisfy` walked the generic iterator, an index at a time, for the 64
     /// characters of every push's token.
     static func isHex(_ token: String) -> Bool {
-        token.withUTF8InPlace { $0.allSatisfy(\.isHexDigit) }
+        token.withUTF8InPlace { bytes in
+            for byte in bytes where !byte.isHexDigit { return false }
+            return true
+        }
     }
 
     /// The headers whose values are new on every push: the device path and our apns-id.
@@ -140,7 +143,10 @@ public struct APNsNotification: Sendable {
 }
 
 extension UInt8 {
+    /// 0-9, A-F or a-f. Tested on each of a push's 64 token bytes, so in two comparisons
+    /// (setting bit 5 folds A-F onto a-f, and nothing else onto them) rather than through
+    /// three ranges' `contains`, which was a call per byte.
     var isHexDigit: Bool {
-        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
+        self &- 48 < 10 || (self | 0x20) &- 97 < 6
     }
 }
