@@ -11,7 +11,8 @@ import Synchronization
 /// change, where a lock took two (taking and releasing it) and, contended, a futex. The
 /// in-flight gauge changes twice per delivery, from every thread that seals or answers.
 /// Relaxed ordering: a sample publishes nothing else, and each change is still applied
-/// exactly once, in some order, so the value is exactly the sum of the changes.
+/// exactly once, in some order (whole numbers below 2^53, as counts are, add up exactly in
+/// any order; fractions may round differently by order, as with any sum of doubles).
 public final class ValueSeries: Sendable {
     /// `Double.bitPattern` of the value; 0 is the pattern of 0.0.
     private let bits = Atomic<UInt64>(0)

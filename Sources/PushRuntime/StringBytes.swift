@@ -27,12 +27,17 @@ extension String {
     /// unchanged (a U+FFFD already in the input is valid and stays as it was).
     public init?(validUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         let text = String(decoding: bytes, as: UTF8.self)
-        let unchanged = text.withUTF8InPlace { stored in
+        guard text.hasUTF8(UnsafeRawBufferPointer(bytes)) else { return nil }
+        self = text
+    }
+
+    /// Whether `bytes` are exactly this string's UTF-8: lengths first, then `memcmp`, with
+    /// no copy of either side.
+    public func hasUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        withUTF8InPlace { stored in
             guard stored.count == bytes.count else { return false }
             guard let storedBase = stored.baseAddress, let base = bytes.baseAddress else { return true }
             return memcmp(storedBase, base, bytes.count) == 0
         }
-        guard unchanged else { return nil }
-        self = text
     }
 }

@@ -51,21 +51,12 @@ public struct SQLRow: Sendable {
     public func decodeText(column: Int, reusing first: String?, _ second: String? = nil) throws(StoreError) -> String {
         let reused = try withBytes(column: column) { bytes -> String? in
             guard let bytes, result.columns[column].type.isTextual else { return nil }
-            if let first, Self.holds(first, bytes) { return first }
-            if let second, Self.holds(second, bytes) { return second }
+            if let first, first.hasUTF8(bytes) { return first }
+            if let second, second.hasUTF8(bytes) { return second }
             return nil
         }
         if let reused { return reused }
         return try decode(String.self, column: column)
-    }
-
-    /// Whether `bytes` are exactly `text`'s UTF-8 (lengths first, then `memcmp`).
-    private static func holds(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        text.withUTF8InPlace { stored in
-            guard stored.count == bytes.count else { return false }
-            guard let storedBase = stored.baseAddress, let base = bytes.baseAddress else { return true }
-            return memcmp(storedBase, base, bytes.count) == 0
-        }
     }
 
     /// The value of the column named `name` as `Value`.

@@ -192,6 +192,10 @@ extension JobProcessor {
     }
 
     /// A taken device's end: its permit back, its result to the batch.
+    ///
+    /// Called exactly once for each device taken from its batch under a delivery permit,
+    /// after `deliveriesInFlight.add(1)` counted it: twice would return a permit never taken
+    /// and report the device again; never would leave the permit out and the batch waiting.
     func settle(_ device: Device, lane: NotificationJob.Lane, batch: DispatchedBatch, outcome: DeviceOutcome) {
         metrics.deliveriesInFlight.add(-1)
         returnDeliveryPermit(lane: lane)

@@ -7,15 +7,16 @@ import PushModel
 /// permit and the batch's report. As a closure per step, each allocated its own context and
 /// retained the processor, the batch and the device again, and those objects are shared by
 /// every thread that seals or answers, so each retain and release was an atomic on a cache
-/// line another core had just written. Here they are retained once, and each step's closure
-/// captures only this object.
+/// line another core had just written. Here they are retained once, and the steps of a
+/// usual answer capture only this object (a corrected environment's task also captures the
+/// verdict it carries on).
 final class PushInFlight: Sendable {
     let processor: JobProcessor
     let batch: DispatchedBatch
     let device: Device
     let lane: NotificationJob.Lane
-    /// When the push was handed to its client, after sealing: what `pushd_delivery_seconds`
-    /// measures.
+    /// When the push was made, after sealing and before its request is built: what
+    /// `pushd_delivery_seconds` measures (a local refusal's time included).
     let started: ContinuousClock.Instant
 
     init(processor: JobProcessor, batch: DispatchedBatch, device: Device, lane: NotificationJob.Lane, started: ContinuousClock.Instant) {

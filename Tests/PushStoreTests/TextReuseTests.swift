@@ -12,7 +12,7 @@ struct TextReuseTests {
         let pool = ConnectionPool(configuration: configuration)
         let row = try await pool.query("""
             SELECT \("com.example.bench.application"), \("another.application.id.here"), \(String?.none), \(Int32(42)),
-                   \("com.example.bench.applicatioN"), \("")
+                   \("com.example.bench.applicatioN"), \(""), '"x"'::jsonb
             """).singleRow()
         return (row, pool)
     }
@@ -45,7 +45,11 @@ struct TextReuseTests {
         let unrelated = try row.decodeText(column: 0, reusing: nil, "another.application.id.here")
         #expect(unrelated == "com.example.bench.application")
         #expect(throws: StoreError.self) { try row.decodeText(column: 2, reusing: held) }
-        #expect(throws: StoreError.self) { try row.decodeText(column: 3, reusing: "42") }
+        // Columns that are not text are never matched by their bytes: an int4 of 42 comes in
+        // binary as 00 00 00 2A, a jsonb as a version byte 01 and its JSON text.
+        #expect(throws: StoreError.self) { try row.decodeText(column: 3, reusing: "\u{0}\u{0}\u{0}*") }
+        let json = try row.decodeText(column: 6, reusing: "\u{1}\"x\"")
+        #expect(json == "\"x\"")
         await pool.shutdown()
     }
 }
