@@ -1,5 +1,4 @@
 import CPostgreSQL
-import Glibc
 import PushRuntime
 
 /// One row of a `QueryResult`.
