@@ -40,7 +40,7 @@ public enum BenchCommand: Subcommand {
                                     [--mode urgent-under-bulk [--urgent-jobs N]]
                                     [--peer-python PY --peer-script aioapns_peer.py] [--peer-requests N]
                                     [--only backlog [--rounds N] [--baseline OTHER_PUSHD] [--workers N]]
-                                    [--only latency [--rate N] [--recipients N]] [--platforms both|ios]
+                                    [--only latency [--rate N] [--recipients N]] [--only start-up] [--platforms both|ios]
 
           pipeline end to end: deliveries/s from queued jobs to pushes accepted, with one and
                    two workers; publish-to-acceptance p50/p99 at half the maximum rate (jobs
@@ -61,6 +61,11 @@ public enum BenchCommand: Subcommand {
                    --workers N drains it with N workers at once (1 by default).
                    `--only latency` runs just a latency measurement, at --rate deliveries/s
                    (default: half of what two workers drain) with --recipients per job.
+                   `--only start-up` runs a one-worker drain of --deliveries, then starts
+                   one worker three times on empty queues: its CPU until it consumes and goes
+                   quiet, and what its first job costs beyond that job's deliveries at the
+                   drain's CPU per delivery (the full run does this too, after the backlog,
+                   and shows the start-up's share of the two-worker row).
                    --mode urgent-under-bulk: p50/p99 publish → accepted of urgent jobs (one
                    recipient each, 20 ms apart) on an idle cluster, then while two workers
                    drain a bulk-lane backlog of --backlog deliveries (default 100,000).

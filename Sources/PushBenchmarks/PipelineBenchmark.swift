@@ -82,6 +82,14 @@ enum PipelineBenchmark {
                 await bench.tearDown()
                 return
             }
+            if parsed["only"] == "start-up" {
+                // A worker's one-off cost alone, against a one-worker drain's CPU per delivery.
+                let steady = try await bench.throughput(deliveries: deliveries, workers: 1)
+                write("1 worker ", steady, note: "\(deliveries) deliveries, for the steady cost per delivery")
+                _ = try await startUpRuns(bench, steadyMicroseconds: steady.cpuMicrosecondsPerDelivery)
+                await bench.tearDown()
+                return
+            }
             if parsed["only"] == "backlog" {
                 // A quick look at one figure while profiling: the backlog drain alone, or
                 // drains alternating with a baseline binary's worker; `--workers N` drains it
@@ -127,6 +135,8 @@ enum PipelineBenchmark {
             StandardStreams.write(line: String(
                 format: "  worker peak memory (VmHWM) with a %d-delivery backlog: %.1f MiB (target <= 64", backlog, drained.peakMiB)
                 + (rowDrains == 1 ? ")" : "; the highest of \(rowDrains) drains)"))
+            // Counted in every row (each worker's whole life): what a worker spends once.
+            let startUp = try await startUpRuns(bench, steadyMicroseconds: drained.median.figures.cpuMicrosecondsPerDelivery)
             let ceiling = try await bench.h2loadCeiling()
             let crypto = bench.cryptoLimit()
             let (envelope, envelopeElapsed) = bench.envelopeCost()
@@ -144,6 +154,7 @@ enum PipelineBenchmark {
                     + " (target <= 2; \(drains); "
                     + String(format: "%.2f against the run's last)", figures.cpuMicrosecondsPerDelivery / envelope))
             }
+            writeStartUpShare(startUp, deliveries: deliveries, twoWorkers: twoWorkers.median)
             if let python = parsed["peer-python"], let script = parsed["peer-script"] {
                 let peer = try await bench.aioapnsRate(python: python, script: script, requests: peerRequests)
                 StandardStreams.write(line: String(format: "  peer: aioapns (Python, no encryption) %.0f pushes/s; worker (with encryption) %.0f; ratio %.2f (target >= 3)", peer, best, best / peer))

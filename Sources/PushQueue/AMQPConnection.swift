@@ -30,6 +30,7 @@ public final class AMQPConnection: Sendable {
     /// Declared (or verified) on every connect, before consumers resume.
     public var topology: Topology? { shared.topology }
     public var topologyMode: TopologyMode { shared.topologyMode }
+    public var topologyScope: TopologyScope { shared.topologyScope }
     let shared: ConnectionShared
     private let waiterIDs = Atomic<UInt64>(0)
 
@@ -38,12 +39,12 @@ public final class AMQPConnection: Sendable {
     /// Creates the connection and its thread; `start()` connects.
     public init(
         configuration: AMQPConfiguration, topology: Topology? = nil, topologyMode: TopologyMode = .declare,
-        logger: Logger = Logger(label: "pushd.amqp")
+        topologyScope: TopologyScope = .everything, logger: Logger = Logger(label: "pushd.amqp")
     ) throws(QueueError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
         self.shared = try ConnectionShared(
-            configuration: configuration, topology: topology, topologyMode: topologyMode,
+            configuration: configuration, topology: topology, topologyMode: topologyMode, topologyScope: topologyScope,
             logger: logger.with(["amqp": .string(configuration.redactedURL), "connection": .string(configuration.connectionName)]))
         let number = Self.connectionCount.wrappingAdd(1, ordering: .relaxed).newValue
         ConnectionWorker.spawn(shared, name: "amqp-\(number)")

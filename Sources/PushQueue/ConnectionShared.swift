@@ -8,6 +8,7 @@ final class ConnectionShared: Sendable {
     let configuration: AMQPConfiguration
     let topology: Topology?
     let topologyMode: TopologyMode
+    let topologyScope: TopologyScope
     let logger: Logger
     let mailbox: Mailbox
     /// Which deliveries may still be settled; shared so that settling needs no hop.
@@ -15,10 +16,14 @@ final class ConnectionShared: Sendable {
     private let statusStore = Mutex(ConnectionStatus())
     private let ending = Mutex(Ending())
 
-    init(configuration: AMQPConfiguration, topology: Topology?, topologyMode: TopologyMode, logger: Logger) throws(QueueError) {
+    init(
+        configuration: AMQPConfiguration, topology: Topology?, topologyMode: TopologyMode, topologyScope: TopologyScope,
+        logger: Logger
+    ) throws(QueueError) {
         self.configuration = configuration
         self.topology = topology
         self.topologyMode = topologyMode
+        self.topologyScope = topologyScope
         self.logger = logger
         self.mailbox = Mailbox(wakeup: try Wakeup())
     }

@@ -81,7 +81,7 @@ final class ConnectionWorker {
         do throws(QueueError) {
             let connection = try RawConnection(configuration: configuration, endpoint: endpoint)
             if let topology = shared.topology {
-                try AMQPConnection.declare(topology, mode: shared.topologyMode, on: connection)
+                try AMQPConnection.declare(topology, mode: shared.topologyMode, scope: shared.topologyScope, on: connection)
             }
             for spec in connect.consumers {
                 do {

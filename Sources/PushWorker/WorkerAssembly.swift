@@ -23,7 +23,10 @@ public struct WorkerAssembly: Sendable {
         let topology = Topology(prefix: configuration.topologyPrefix, retryTiers: configuration.retryTiers)
         let pool = try makePool(configuration, logger: logger)
         let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
-        let publisher = try makeConnection(configuration, topology: topology, name: "worker-publish", logger: logger)
+        // Publishes only (retries, dead letters, events): the exchanges are all it needs, and
+        // the consuming connection declares the queues and bindings before the first job.
+        let publisher = try makeConnection(
+            configuration, topology: topology, scope: .exchanges, name: "worker-publish", logger: logger)
         let router = try makeRouter(configuration, logger: logger)
         let registry = DeviceRegistry(pool: pool)
         let processor = JobProcessor(
@@ -89,14 +92,15 @@ public struct WorkerAssembly: Sendable {
     }
 
     private static func makeConnection(
-        _ configuration: WorkerConfiguration, topology: Topology, name: String, logger: Logger
+        _ configuration: WorkerConfiguration, topology: Topology, scope: TopologyScope = .everything, name: String,
+        logger: Logger
     ) throws(AssemblyError) -> AMQPConnection {
         do {
             var amqp = try AMQPConfiguration(url: configuration.amqpURL)
             amqp.connectionName = "pushd-\(name)-\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
             return try AMQPConnection(
                 configuration: amqp, topology: topology, topologyMode: configuration.declareTopology ? .declare : .verify,
-                logger: logger.with(["component": .string(name)]))
+                topologyScope: scope, logger: logger.with(["component": .string(name)]))
         } catch {
             throw AssemblyError(description: "AMQP: \(error)")
         }

@@ -13,6 +13,44 @@ struct ConnectionTests {
         await connection.close()
     }
 
+    @Test("a publishing connection declares the exchanges only; the consuming one declares the rest")
+    func exchangesOnlyScope() async throws {
+        let topology = Broker.scratchTopology()
+        let publisher = try AMQPConnection(
+            configuration: Broker.configuration("exchanges-only"), topology: topology, topologyScope: .exchanges,
+            logger: Broker.logger("exchanges-only"))
+        await publisher.start()
+        let admin = try await Broker.connect("exchanges-only-admin")
+        do {
+            try await publisher.waitUntilConnected(timeout: .seconds(20))
+            // Every exchange exists: a publish to a missing one would close the channel (404);
+            // not mandatory, since no queue is bound to take it.
+            for exchange in topology.exchanges {
+                try await publisher.publish(Broker.message("{}"), exchange: exchange.name, routingKey: "nowhere", mandatory: false)
+            }
+            for queue in topology.queues {
+                await #expect {
+                    _ = try await admin.statistics(queue: queue.name)
+                } throws: { error in
+                    guard case QueueError.channelClosedByBroker(404, _) = error else { return false }
+                    return true
+                }
+            }
+            #expect(publisher.status.isHealthy && publisher.status.reconnects == 0)
+            // The consuming connection's full declaration on top of it is the same topology.
+            try await admin.declare(topology)
+            #expect(try await admin.statistics(queue: topology.jobsQueue).messages == 0)
+        } catch {
+            try? await admin.delete(topology)
+            await publisher.close()
+            await admin.close()
+            throw error
+        }
+        try await admin.delete(topology)
+        await publisher.close()
+        await admin.close()
+    }
+
     @Test("a mismatching declaration is reported as topologyMismatch and costs only the admin channel")
     func topologyMismatch() async throws {
         try await Broker.withScratchTopology("mismatch") { topology, connection in
