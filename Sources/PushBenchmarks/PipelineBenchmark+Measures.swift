@@ -28,7 +28,9 @@ extension PipelineRun {
     /// The workers' CPU time and peak memory so far, from their own `/proc` entries (the
     /// pushd process's, under a wrapper that forks it).
     func usage(of workers: [Process]) throws -> WorkerUsage {
-        let usages = workers.compactMap { WorkerUsage.read(pid: WrappedWorker.pushdProcess(under: $0.processIdentifier)) }
+        let usages = workers.compactMap {
+            WorkerUsage.read(pid: WrappedWorker.workerProcess(under: $0.processIdentifier, executable: workerExecutable))
+        }
         guard usages.count == workers.count else { throw BenchmarkError("a worker exited before it was measured") }
         return WorkerUsage.total(usages)
     }

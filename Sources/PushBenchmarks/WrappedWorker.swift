@@ -6,10 +6,13 @@ import Foundation
 /// record` holds SIGTERM blocked while it waits, so signalling only the wrapper left the
 /// worker running and the benchmark waiting for it forever.
 enum WrappedWorker {
-    /// The process running pushd at or under `pid`: the first descendant named `pushd`
-    /// (breadth first), else `pid` itself.
-    static func pushdProcess(under pid: Int32) -> Int32 {
-        descendants(of: pid).first { processName($0) == "pushd" } ?? pid
+    /// The process running `executable` at or under `pid`: the first descendant with its
+    /// name (breadth first; the kernel keeps 15 bytes of it), else `pid` itself. By the
+    /// executable's own name, not "pushd": a copy of another build (`PUSHD_BINARY=/tmp/
+    /// pushd-old`) under `perf record` was otherwise never found, and the figures were perf's.
+    static func workerProcess(under pid: Int32, executable: URL) -> Int32 {
+        let name = String(decoding: Array(executable.lastPathComponent.utf8.prefix(15)), as: UTF8.self)
+        return descendants(of: pid).first { processName($0) == name } ?? pid
     }
 
     /// Asks the worker to stop (SIGTERM, a graceful drain), its descendants first, then the
