@@ -67,7 +67,7 @@ extension PipelineRun {
             try await Task.sleep(for: .milliseconds(100))
             let now = try usage(of: workers).cpuSeconds
             if now - last < 1e-4 { return now }
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("the worker was still busy \(timeout) after it consumed") }
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("the worker did not go quiet within \(timeout)") }
             last = now
         }
     }
