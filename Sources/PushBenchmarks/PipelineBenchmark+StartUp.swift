@@ -27,7 +27,10 @@ extension PipelineRun {
     /// One worker, started on the run's empty queues; `steadyMicroseconds` is the CPU per
     /// delivery of a drain, taken off the first job's cost. That drain's figure holds its own
     /// start-up's share too (about 1.5 µs in a 20,000-delivery one-worker drain, 0.3 µs in
-    /// the 100,000-delivery backlog), so the first job's extra reads that much × 100 low.
+    /// the 100,000-delivery backlog), so the first job's extra reads that much × its
+    /// deliveries low. A drain may also open more than one job does (a second database
+    /// connection when lookups queue, a second HTTP/2 connection per host), so this is the
+    /// least a worker spends once.
     func startUp(steadyMicroseconds: Double) async throws -> StartUpFigures {
         try await resetEmulator()
         let workers = try startWorkers(1)

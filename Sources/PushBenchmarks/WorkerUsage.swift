@@ -72,7 +72,10 @@ struct WorkerUsage {
             } else {
                 continue
             }
-            byRole[ThreadRole(threadName: name.trimmingCharacters(in: .whitespacesAndNewlines)), default: 0] += seconds
+            // The main thread (its id is the process's) bears the executable's name, which is
+            // not "pushd" for a copy of another build (`PUSHD_BINARY=/tmp/old`).
+            let role = task == "\(pid)" ? .other : ThreadRole(threadName: name.trimmingCharacters(in: .whitespacesAndNewlines))
+            byRole[role, default: 0] += seconds
         }
         return WorkerUsage(
             cpuSeconds: processCPUSeconds(pid: pid) ?? Double(cpu) / ticksPerSecond,

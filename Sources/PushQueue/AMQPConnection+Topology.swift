@@ -2,7 +2,7 @@ extension AMQPConnection {
     /// Declares (or, with `.verify`, checks) `topology` now. Connections given a topology at
     /// creation do this by themselves on every connect.
     public func declare(_ topology: Topology, mode: TopologyMode = .declare) async throws(QueueError) {
-        try await performAdmin { raw throws(QueueError) in try Self.declare(topology, mode: mode, scope: .everything, on: raw) }
+        try await performAdmin { raw throws(QueueError) in try Self.declare(topology, mode: mode, exchangesOnly: false, on: raw) }
     }
 
     /// Deletes the topology's queues (with their messages) and exchanges; missing ones are
@@ -67,11 +67,11 @@ extension AMQPConnection {
     }
 
     static func declare(
-        _ topology: Topology, mode: TopologyMode, scope: TopologyScope = .everything, on raw: RawConnection
+        _ topology: Topology, mode: TopologyMode, exchangesOnly: Bool, on raw: RawConnection
     ) throws(QueueError) {
         let passive = mode == .verify
         for exchange in topology.exchanges { try raw.declare(exchange, passive: passive) }
-        guard scope == .everything else { return }
+        guard !exchangesOnly else { return }
         for queue in topology.queues { try raw.declare(queue, passive: passive) }
         guard !passive else { return }
         for binding in topology.bindings { try raw.bind(binding) }

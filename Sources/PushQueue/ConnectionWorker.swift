@@ -26,6 +26,9 @@ final class ConnectionWorker {
     var machine: Machine
     var raw: RawConnection?
     var lastHeartbeatService = ContinuousClock.now
+    /// Whether a connect has succeeded before: what `TopologyScope.exchangesUntilReconnect`
+    /// goes by.
+    var hasConnected = false
 
     var configuration: AMQPConfiguration { shared.configuration }
     var logger: Logger { shared.logger }
@@ -81,7 +84,8 @@ final class ConnectionWorker {
         do throws(QueueError) {
             let connection = try RawConnection(configuration: configuration, endpoint: endpoint)
             if let topology = shared.topology {
-                try AMQPConnection.declare(topology, mode: shared.topologyMode, scope: shared.topologyScope, on: connection)
+                let exchangesOnly = shared.topologyScope == .exchangesUntilReconnect && !hasConnected
+                try AMQPConnection.declare(topology, mode: shared.topologyMode, exchangesOnly: exchangesOnly, on: connection)
             }
             for spec in connect.consumers {
                 do {
@@ -93,6 +97,7 @@ final class ConnectionWorker {
                 }
             }
             raw = connection
+            hasConnected = true
             lastHeartbeatService = .now
             mailbox.open()
             let waiters = machine.connectSucceeded(now: .now)

@@ -90,13 +90,16 @@ extension Topology {
 
 /// What of the topology a connection declares (or verifies) when it (re)connects.
 public enum TopologyScope: Sendable, Hashable {
-    /// Exchanges, queues and bindings: a connection that consumes.
+    /// Exchanges, queues and bindings, at every connect: a connection that consumes.
     case everything
-    /// The exchanges only: a connection that only publishes needs nothing else to exist,
-    /// and a worker's consuming connection declares the rest before it takes a job. On
-    /// this 2-core machine the queues and bindings were some 20 round trips and about 2 ms of a
-    /// worker's start-up CPU, the broker's work besides, at every start and reconnect.
-    case exchanges
+    /// The exchanges at the first connect, everything at every reconnect: a worker's
+    /// publishing connection. At a process's start nothing is published before the
+    /// consuming connection has declared (or verified) the queues and bindings, since every
+    /// publish follows a job it delivered, so the queues and bindings, some 20 round trips,
+    /// would be declared twice. At a reconnect the broker may have lost them (a node reset),
+    /// jobs in flight settle through this connection, and their retries and dead letters
+    /// are mandatory publishes: it declares them itself, whichever connection comes back first.
+    case exchangesUntilReconnect
 }
 
 /// How a connection makes sure the topology exists when it (re)connects.

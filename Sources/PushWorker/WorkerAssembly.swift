@@ -23,10 +23,10 @@ public struct WorkerAssembly: Sendable {
         let topology = Topology(prefix: configuration.topologyPrefix, retryTiers: configuration.retryTiers)
         let pool = try makePool(configuration, logger: logger)
         let consumer = try makeConnection(configuration, topology: topology, name: "worker-consume", logger: logger)
-        // Publishes only (retries, dead letters, events): the exchanges are all it needs, and
-        // the consuming connection declares the queues and bindings before the first job.
+        // Publishes only what the consumer's jobs cause (retries, dead letters, chunks, events):
+        // at start the consuming connection declares the queues and bindings before any job.
         let publisher = try makeConnection(
-            configuration, topology: topology, scope: .exchanges, name: "worker-publish", logger: logger)
+            configuration, topology: topology, scope: .exchangesUntilReconnect, name: "worker-publish", logger: logger)
         let router = try makeRouter(configuration, logger: logger)
         let registry = DeviceRegistry(pool: pool)
         let processor = JobProcessor(

@@ -1,5 +1,6 @@
 import PushQueue
 import PushRuntime
+import PushTestSupport
 import Testing
 
 @Suite("Connection set-up, failures and topology (real RabbitMQ)")
@@ -13,15 +14,20 @@ struct ConnectionTests {
         await connection.close()
     }
 
-    @Test("a publishing connection declares the exchanges only; the consuming one declares the rest")
-    func exchangesOnlyScope() async throws {
+    @Test("a publishing connection declares the exchanges only when it first connects, and everything when it reconnects")
+    func exchangesUntilReconnectScope() async throws {
         let topology = Broker.scratchTopology()
+        let admin = try await Broker.connect("exchanges-first-admin")
         let publisher = try AMQPConnection(
-            configuration: Broker.configuration("exchanges-only"), topology: topology, topologyScope: .exchanges,
-            logger: Broker.logger("exchanges-only"))
-        await publisher.start()
-        let admin = try await Broker.connect("exchanges-only-admin")
+            configuration: Broker.configuration("exchanges-first"), topology: topology, topologyScope: .exchangesUntilReconnect,
+            logger: Broker.logger("exchanges-first"))
+        func cleanUp() async {
+            await publisher.close()
+            try? await admin.delete(topology)
+            await admin.close()
+        }
         do {
+            await publisher.start()
             try await publisher.waitUntilConnected(timeout: .seconds(20))
             // Every exchange exists: a publish to a missing one would close the channel (404);
             // not mandatory, since no queue is bound to take it.
@@ -36,19 +42,22 @@ struct ConnectionTests {
                     return true
                 }
             }
-            #expect(publisher.status.isHealthy && publisher.status.reconnects == 0)
-            // The consuming connection's full declaration on top of it is the same topology.
-            try await admin.declare(topology)
-            #expect(try await admin.statistics(queue: topology.jobsQueue).messages == 0)
+            // A reconnect declares the queues and bindings too: a job routed to the jobs queue
+            // arrives there.
+            #expect(try TestServers.closeBrokerConnections(named: "pushd-test-exchanges-first") == 1)
+            let reconnected = await PushTestSupport.waitUntil(timeout: .seconds(30)) { publisher.status.reconnects == 1 }
+            #expect(reconnected)
+            try await publisher.waitUntilConnected(timeout: .seconds(30))
+            try await publisher.publish(Broker.message("{}", id: "routed"), exchange: topology.jobsExchange, routingKey: Topology.jobRoutingKey)
+            #expect(try await admin.statistics(queue: topology.jobsQueue).messages == 1)
+            for queue in topology.queues where queue.name != topology.jobsQueue {
+                #expect(try await admin.statistics(queue: queue.name).messages == 0)
+            }
         } catch {
-            try? await admin.delete(topology)
-            await publisher.close()
-            await admin.close()
+            await cleanUp()
             throw error
         }
-        try await admin.delete(topology)
-        await publisher.close()
-        await admin.close()
+        await cleanUp()
     }
 
     @Test("a mismatching declaration is reported as topologyMismatch and costs only the admin channel")

@@ -290,6 +290,10 @@ final class WorkerFixture: @unchecked Sendable {
         var headers: [String: Any] = [:]
         /// The APNs environment the emulator received it in ("production", "sandbox").
         var environment: String?
+        /// When the emulator's serving process had read it, in seconds since 1970: the
+        /// order of arrival, which the log's order is not quite (each of the emulator's
+        /// processes hands its records to the parent on its own).
+        var receivedAt: Double?
     }
 
     func received() async throws -> [Received] {
@@ -310,7 +314,8 @@ final class WorkerFixture: @unchecked Sendable {
         let collapse = headers?["apns-collapse-id"] as? String ?? data?["tag"] as? String
         return Received(
             token: token, collapseID: collapse, collapseKey: android?["collapse_key"] as? String, body: body,
-            headers: headers ?? [:], environment: record["environment"] as? String)
+            headers: headers ?? [:], environment: record["environment"] as? String,
+            receivedAt: (record["received_at"] as? NSNumber)?.doubleValue)
     }
 
     /// The sealed envelope and the clear text of an APNs or FCM body.
