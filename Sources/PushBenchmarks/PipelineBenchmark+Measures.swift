@@ -8,7 +8,7 @@ extension PipelineRun {
     func throughput(deliveries: Int, workers count: Int) async throws -> DrainFigures {
         try await resetEmulator()
         try await publishJobs(deliveries: deliveries)
-        let expected = (deliveries / (Self.recipientsPerJob * devicesPerRecipient)) * Self.recipientsPerJob * devicesPerRecipient
+        let expected = (deliveries / deliveriesPerJob) * deliveriesPerJob
         let emulatorBefore = try await emulatorCPUSeconds()
         let started = Date().timeIntervalSince1970
         let workers = try startWorkers(count)
@@ -60,7 +60,7 @@ extension PipelineRun {
         // database sessions. The figure is the steady state; the log is reset after.
         let warmUpJobs = 4
         for _ in 0..<warmUpJobs { try await amqp.publish(job(label: "warm-up").1) }
-        try await waitForAccepted(warmUpJobs * Self.recipientsPerJob * devicesPerRecipient)
+        try await waitForAccepted(warmUpJobs * deliveriesPerJob)
         try await resetEmulator()
         let interval = perJob / max(rate, 1)
         var published: [String: Double] = [:]

@@ -27,6 +27,8 @@ final class PipelineRun {
     var iosOnly = false
     /// Pushes per recipient of a job: each has an iOS and an Android device.
     var devicesPerRecipient: Int { iosOnly ? 1 : 2 }
+    /// Pushes of one job of `recipientsPerJob` recipients.
+    var deliveriesPerJob: Int { Self.recipientsPerJob * devicesPerRecipient }
     static let bundle = "com.example.app"
     static let project = "demo-project"
 
@@ -93,7 +95,7 @@ final class PipelineRun {
     /// each) to `lane`; returns their ids.
     @discardableResult
     func publishJobs(deliveries: Int, lane: NotificationJob.Lane = .urgent) async throws -> [String] {
-        let jobCount = max(1, deliveries / (Self.recipientsPerJob * devicesPerRecipient))
+        let jobCount = max(1, deliveries / deliveriesPerJob)
         var requests: [PublishRequest] = []
         var ids: [String] = []
         for _ in 0..<jobCount {

@@ -39,14 +39,13 @@ extension PipelineRun {
         let idle = try await quietUsage(of: workers)
         let (_, request) = job(label: "start-up")
         try await amqp.publish(request)
-        let deliveries = Self.recipientsPerJob * devicesPerRecipient
-        try await waitForAccepted(deliveries)
+        try await waitForAccepted(deliveriesPerJob)
         // Quiet again: the acknowledgements, the job's tally and its events come after the
         // last push.
         let after = try await quietUsage(of: workers)
         return StartUpFigures(
             idleMilliseconds: idle * 1000,
-            firstJobMilliseconds: max(0, (after - idle) * 1000 - Double(deliveries) * steadyMicroseconds / 1000))
+            firstJobMilliseconds: max(0, (after - idle) * 1000 - Double(deliveriesPerJob) * steadyMicroseconds / 1000))
     }
 
     /// Until `queue` has a consumer: the worker subscribes to its queues one after another,
@@ -88,7 +87,7 @@ extension PipelineBenchmark {
             StandardStreams.write(line: String(
                 format: "  start-up: %.1f ms of CPU until the worker consumed and went quiet (no job yet), %.1f ms more for its first job"
                     + " beyond that job's %d deliveries at %.1f µs", run.idleMilliseconds, run.firstJobMilliseconds,
-                PipelineRun.recipientsPerJob * bench.devicesPerRecipient, steadyMicroseconds))
+                bench.deliveriesPerJob, steadyMicroseconds))
             runs.append(run)
         }
         return PipelineRun.StartUpFigures(

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 
 /// A worker started under `PUSHD_BENCH_WORKER_WRAPPER` may be the wrapper's child rather than
 /// the wrapper itself: `valgrind` runs pushd in its own process, `perf record -- pushd worker`
@@ -7,11 +8,11 @@ import Foundation
 /// worker running and the benchmark waiting for it forever.
 enum WrappedWorker {
     /// The process running `executable` at or under `pid`: the first descendant with its
-    /// name (breadth first; the kernel keeps 15 bytes of it), else `pid` itself. By the
+    /// name (breadth first; the kernel keeps `ThreadName.maximumBytes` of it), else `pid` itself. By the
     /// executable's own name, not "pushd": a copy of another build (`PUSHD_BINARY=/tmp/
     /// pushd-old`) under `perf record` was otherwise never found, and the figures were perf's.
     static func workerProcess(under pid: Int32, executable: URL) -> Int32 {
-        let name = String(decoding: Array(executable.lastPathComponent.utf8.prefix(15)), as: UTF8.self)
+        let name = String(decoding: Array(executable.lastPathComponent.utf8.prefix(ThreadName.maximumBytes)), as: UTF8.self)
         return descendants(of: pid).first { processName($0) == name } ?? pid
     }
 

@@ -30,7 +30,6 @@ public final class AMQPConnection: Sendable {
     /// Declared (or verified) on every connect, before consumers resume.
     public var topology: Topology? { shared.topology }
     public var topologyMode: TopologyMode { shared.topologyMode }
-    public var topologyScope: TopologyScope { shared.topologyScope }
     let shared: ConnectionShared
     private let waiterIDs = Atomic<UInt64>(0)
 
