@@ -8,9 +8,10 @@ import PushRuntime
 /// worker running and the benchmark waiting for it forever.
 enum WrappedWorker {
     /// The process running `executable` at or under `pid`: the first descendant with its
-    /// name (breadth first; the kernel keeps `ThreadName.maximumBytes` of it), else `pid` itself. By the
-    /// executable's own name, not "pushd": a copy of another build (`PUSHD_BINARY=/tmp/
-    /// pushd-old`) under `perf record` was otherwise never found, and the figures were perf's.
+    /// name (breadth first; the kernel keeps `ThreadName.maximumBytes` of it), else `pid`
+    /// itself. By the executable's own name, not "pushd": a copy of another build
+    /// (`PUSHD_BINARY=/tmp/pushd-old`) under `perf record` was otherwise never found, and
+    /// the figures were perf's.
     static func workerProcess(under pid: Int32, executable: URL) -> Int32 {
         let name = String(decoding: Array(executable.lastPathComponent.utf8.prefix(ThreadName.maximumBytes)), as: UTF8.self)
         return descendants(of: pid).first { processName($0) == name } ?? pid
