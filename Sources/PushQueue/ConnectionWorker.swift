@@ -26,9 +26,6 @@ final class ConnectionWorker {
     var machine: Machine
     var raw: RawConnection?
     var lastHeartbeatService = ContinuousClock.now
-    /// Whether a connect has succeeded before: what `TopologyScope.exchangesUntilReconnect`
-    /// goes by.
-    var hasConnected = false
 
     var configuration: AMQPConfiguration { shared.configuration }
     var logger: Logger { shared.logger }
@@ -84,7 +81,9 @@ final class ConnectionWorker {
         do throws(QueueError) {
             let connection = try RawConnection(configuration: configuration, endpoint: endpoint)
             if let topology = shared.topology {
-                let exchangesOnly = shared.topologyScope == .exchangesUntilReconnect && !hasConnected
+                // `TopologyScope.exchangesUntilReconnect` goes by whether a connect has
+                // succeeded before (the machine learns of this one below).
+                let exchangesOnly = shared.topologyScope == .exchangesUntilReconnect && !machine.hasConnected
                 try AMQPConnection.declare(topology, mode: shared.topologyMode, exchangesOnly: exchangesOnly, on: connection)
             }
             for spec in connect.consumers {
@@ -97,7 +96,6 @@ final class ConnectionWorker {
                 }
             }
             raw = connection
-            hasConnected = true
             lastHeartbeatService = .now
             mailbox.open()
             let waiters = machine.connectSucceeded(now: .now)

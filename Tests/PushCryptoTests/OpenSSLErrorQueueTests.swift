@@ -3,9 +3,9 @@ import Testing
 
 @testable import PushCrypto
 
-/// `clearBeforeTLSCall` replaces `ERR_clear_error` before every TLS read and write, so it must
-/// leave the queue as empty as that would: `SSL_get_error` reads a stale entry as the I/O's own
-/// failure and reports a connection as broken.
+/// `clear` runs before every TLS read and write and looks at the queue before clearing it, so
+/// it must leave the queue as empty as `ERR_clear_error` would: `SSL_get_error` reads a stale
+/// entry as the I/O's own failure and reports a connection as broken.
 @Suite("OpenSSL's error queue before a TLS call")
 struct OpenSSLErrorQueueTests {
     /// Puts a real OpenSSL failure on this thread's queue: a key-type name no provider has.
@@ -19,7 +19,7 @@ struct OpenSSLErrorQueueTests {
         failOnce()
         failOnce()
         #expect(ERR_peek_error() != 0, "the failing call queued nothing: the test proves nothing")
-        OpenSSLErrorQueue.clearBeforeTLSCall()
+        OpenSSLErrorQueue.clear()
         #expect(ERR_peek_error() == 0)
         #expect(ERR_get_error() == 0)
     }
@@ -27,7 +27,7 @@ struct OpenSSLErrorQueueTests {
     @Test("an empty queue stays empty, and errors queued afterwards are seen")
     func emptyQueueStaysUsable() {
         OpenSSLErrorQueue.clear()
-        OpenSSLErrorQueue.clearBeforeTLSCall()
+        OpenSSLErrorQueue.clear()
         #expect(ERR_peek_error() == 0)
         failOnce()
         #expect(ERR_peek_error() != 0)

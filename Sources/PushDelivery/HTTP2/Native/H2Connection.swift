@@ -206,7 +206,7 @@ final class H2Connection {
         // The records of the last step first; the next step only once the socket took them.
         if let error = sendCipher() { return error }
         if wantsWrite { return nil }
-        OpenSSLErrorQueue.clearBeforeTLSCall()
+        OpenSSLErrorQueue.clear()
         let status = SSL_do_handshake(ssl)
         if status != 1 {
             switch SSL_get_error(ssl, status) {
@@ -307,7 +307,7 @@ final class H2Connection {
     private func readAvailable(into buffer: UnsafeMutableBufferPointer<UInt8>) -> HTTPClientError? {
         guard let ssl, let session else { return nil }
         while true {
-            OpenSSLErrorQueue.clearBeforeTLSCall()
+            OpenSSLErrorQueue.clear()
             var count = 0
             if SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 {
                 let consumed = nghttp2_session_mem_recv(session, buffer.baseAddress, count)
@@ -353,7 +353,7 @@ final class H2Connection {
             }
             if outbound.isEmpty { return nil }
             // Into the cipher BIO, which takes everything: one call, all the records.
-            OpenSSLErrorQueue.clearBeforeTLSCall()
+            OpenSSLErrorQueue.clear()
             var written = 0
             let status = outbound.withUnsafeBytes { bytes in SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &written) }
             guard status == 1, written == outbound.count else {
