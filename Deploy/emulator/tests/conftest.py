@@ -32,6 +32,12 @@ TOPIC = "com.example.app"
 TOKEN = "ab" * 32  # 64 hex characters, matches no rule
 START_TIMEOUT = 15.0
 FIXED_TIMESTAMP = 1700000000000
+#: APNs tokens starting with this are answered only after HELD_SECONDS: a stream a test needs
+#: open stays open however slowly a loaded machine runs the test (the default slow rule's
+#: 0.3 s did not: a client still sending its requests when the first answers came saw those
+#: streams closed under it). The connection's end cancels what is still held.
+HELD_TOKEN_PREFIX = "4e1d"
+HELD_SECONDS = 60
 
 
 @dataclass
@@ -73,7 +79,8 @@ def credentials(tmp_path_factory: pytest.TempPathFactory) -> Credentials:
     config["apns"] += other["apns"]
     config["fcm"] += other["fcm"]
     config["rules"] = {
-        "apns": [{"prefix": "dead", "reason": "Unregistered", "timestamp": FIXED_TIMESTAMP}],
+        "apns": [{"prefix": "dead", "reason": "Unregistered", "timestamp": FIXED_TIMESTAMP},
+                 {"prefix": HELD_TOKEN_PREFIX, "delay": HELD_SECONDS}],
         "fcm": [{"prefix": "gone-", "error_code": "UNREGISTERED"}],
     }
     path = base / "config.json"

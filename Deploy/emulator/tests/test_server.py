@@ -15,7 +15,7 @@ import h2.errors
 import h2.settings
 import hyperframe.frame
 
-from conftest import EMULATOR_DIR, TOKEN, TOPIC, apns_post, start_emulator
+from conftest import EMULATOR_DIR, HELD_TOKEN_PREFIX, TOKEN, TOPIC, apns_post, start_emulator
 from emulator.certs import ensure_tls_files
 from emulator.server import malformed_request
 from h2client import RawH2Client
@@ -58,7 +58,9 @@ def test_exceeding_max_concurrent_streams_ends_the_connection(fresh, credentials
         client.server_settings()  # and our ACK goes out with the next write: the limit applies
         # h2 would refuse to open stream 501 itself; pretend the server allowed more.
         client.conn.remote_settings._settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = collections.deque([10_000])
-        slow = [client.request("POST", f"/3/device/5100{TOKEN[4:-4]}{i:04x}", apns_headers(credentials.jwt()), b'{"aps":{}}')
+        # Held tokens: none of the first 500 streams closes before the 501st arrives.
+        held = [client.request("POST", f"/3/device/{HELD_TOKEN_PREFIX}{TOKEN[4:-4]}{i:04x}",
+                               apns_headers(credentials.jwt()), b'{"aps":{}}')
                 for i in range(501)]
         while client.terminated is None and client.pump():
             pass
@@ -66,7 +68,7 @@ def test_exceeding_max_concurrent_streams_ends_the_connection(fresh, credentials
         client.close()
     assert client.terminated is not None
     assert client.terminated.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
-    assert client.terminated.last_stream_id == slow[499]  # the first 500 were taken, the 501st not
+    assert client.terminated.last_stream_id == held[499]  # the first 500 were taken, the 501st not
 
 
 def test_a_bad_preface_gets_goaway_before_the_close(emulator):
@@ -111,8 +113,9 @@ def test_large_bodies_are_flow_controlled(fresh, credentials):
 def test_a_reset_stream_does_not_disturb_the_connection(fresh, credentials):
     client = raw_client(fresh)
     try:
-        slow = client.request("POST", f"/3/device/5100{TOKEN[4:]}", apns_headers(credentials.jwt()), b'{"aps":{}}')
-        client.reset(slow)
+        held = client.request("POST", f"/3/device/{HELD_TOKEN_PREFIX}{TOKEN[4:]}", apns_headers(credentials.jwt()),
+                              b'{"aps":{}}')
+        client.reset(held)  # while the server holds it
         ok = client.request("POST", f"/3/device/{TOKEN}", apns_headers(credentials.jwt()), b'{"aps":{}}')
         [reply] = client.wait(ok)
     finally:
