@@ -23,11 +23,16 @@ public struct FCMMessageTemplate: Sendable {
     /// The `android` block, written once per job.
     private let androidJSON: [UInt8]
 
+    /// FCM's longest `android.ttl`, 28 days, which is also its default: a longer one is not a
+    /// valid value, and a job that expires later (`delivery.expires_at`) is kept that long.
+    public static let maximumTTLSeconds: Int64 = 2_419_200
+
     /// - Parameters:
     ///   - collapseKey: replaces an undelivered earlier message with the same key. Only when
     ///     the job asks for it (`delivery.collapse_id`): FCM keeps at most four collapse keys
     ///     per offline device, so a key per job would silently drop notifications.
-    ///   - ttlSeconds: how long FCM keeps the message for an offline device (nil: FCM's default).
+    ///   - ttlSeconds: how long FCM keeps the message for an offline device (nil: FCM's default),
+    ///     at most `maximumTTLSeconds`.
     ///   - notificationTag: expo-notifications' `tag`: a notification with the same tag
     ///     replaces the shown one, so a redelivered job does not show twice (what
     ///     `apns-collapse-id` does on iOS).
@@ -51,7 +56,7 @@ public struct FCMMessageTemplate: Sendable {
         self.sharedDataJSON = sharedDataJSON
         self.sharedDataSize = data.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
         var android = "{\"priority\":\"\(priority.rawValue)\""
-        if let ttlSeconds { android += ",\"ttl\":\"\(max(0, ttlSeconds))s\"" }
+        if let ttlSeconds { android += ",\"ttl\":\"\(min(max(0, ttlSeconds), Self.maximumTTLSeconds))s\"" }
         if let collapseKey { android += ",\"collapse_key\":" + JSONWriter.quoted(collapseKey) }
         self.androidJSON = Array((android + "}").utf8)
     }

@@ -106,7 +106,10 @@ extension NotificationJob {
             if expiresAt != nil && ttl != nil {
                 throw JobValidationError("delivery", "give expires_at or ttl_seconds, not both")
             }
-            if let expiresAt, expiresAt < 0 { throw JobValidationError("delivery.expires_at", "must be epoch seconds") }
+            if let expiresAt, expiresAt < 0 || expiresAt > NotificationJob.latestExpiresAt {
+                throw JobValidationError(
+                    "delivery.expires_at", "must be epoch seconds between 0 and \(NotificationJob.latestExpiresAt) (9999-12-31T23:59:59Z)")
+            }
             let collapseID = try delivery.optionalString("collapse_id", maxBytes: 64)
             if let collapseID, collapseID.isEmpty || !collapseID.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
                 throw JobValidationError("delivery.collapse_id", "must be printable ASCII without spaces")

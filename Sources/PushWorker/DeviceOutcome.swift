@@ -13,6 +13,8 @@ enum DeviceOutcome: Sendable, Equatable {
     /// Nothing sent, by rule: a Live Activity job's iOS device without the token it needs,
     /// or its Android device without `android_fallback`. Counted apart from deliveries.
     case skipped(LiveActivitySkip)
+    /// Nothing sent: a retry or chunk came past the job's expiry; the planner gives it up.
+    case expired
 
     /// The `outcome` label of `pushd_deliveries_total`.
     var label: String {
@@ -21,6 +23,7 @@ enum DeviceOutcome: Sendable, Equatable {
         case .keyInvalid: "key_invalid"
         case .sealingFailed: "rejected"
         case .skipped: "skipped"
+        case .expired: "expired"
         }
     }
 
@@ -31,6 +34,7 @@ enum DeviceOutcome: Sendable, Equatable {
         case .sent(let outcome): "\(outcome.label): \(outcome.reason)"
         case .keyInvalid(let error): "key_invalid: \(error)"
         case .sealingFailed(let why): "rejected: encryption failed: \(why)"
+        case .expired: "expired: the job's expiry passed before this attempt"
         }
     }
 }

@@ -10,7 +10,9 @@ import PushModel
 struct FollowUpPlanner: Sendable {
     let retryPolicy: RetryPolicy
 
-    func plan(_ results: [DeviceResult], for accepted: AcceptedJob, now: Date) -> [FollowUp] {
+    /// - Parameter expired: the message came past the job's expiry (a retry or chunk that
+    ///   waited too long): its devices, not sent, are given up on (`JobProcessor.deliver`).
+    func plan(_ results: [DeviceResult], for accepted: AcceptedJob, now: Date, expired: Bool = false) -> [FollowUp] {
         var followUps: [FollowUp] = []
         var retryDevices: [Int64] = []
         var longestRetryAfter: Duration?
@@ -25,6 +27,8 @@ struct FollowUpPlanner: Sendable {
             case .sent(.retryLater(_, let retryAfter)):
                 retryDevices.append(result.device.id)
                 if let retryAfter, retryAfter > (longestRetryAfter ?? .zero) { longestRetryAfter = retryAfter }
+            case .expired:
+                retryDevices.append(result.device.id)
             case .keyInvalid(let error):
                 followUps.append(.keyInvalid(KeyInvalidEvent(
                     device: result.device, reason: error.description, jobID: jobID, occurredAt: now)))
@@ -40,10 +44,10 @@ struct FollowUpPlanner: Sendable {
         let retryGroups = retryIDs.isEmpty ? [[]] : Self.chunks(retryIDs)
 
         let attempts = accepted.attempt
-        switch retryPolicy.decide(
+        let decision: RetryPolicy.Decision = expired ? .giveUp(.expiredBeforeAttempt) : retryPolicy.decide(
             attemptsSoFar: attempts, firstAttemptAt: accepted.firstAttemptAt, expiresAt: accepted.expiresAt,
             retryAfter: longestRetryAfter, now: now)
-        {
+        switch decision {
         case .retry(let tier, let attempt):
             for chunk in retryGroups {
                 let state = NotificationJob.RetryState(attempt: attempt, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: chunk)

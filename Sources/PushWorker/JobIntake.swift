@@ -32,7 +32,8 @@ struct JobIntake: Sendable {
     }
 
     /// - Parameters:
-    ///   - publishedAt: the AMQP `timestamp` (epoch seconds) producers set on a first attempt.
+    ///   - publishedAt: the AMQP `timestamp` (epoch seconds) producers set on a first attempt;
+    ///     one later than `now` counts as `now`.
     ///   - now: the first-attempt time of a job that carries neither retry state nor timestamp.
     ///   - source: the path it came by; a producer's job carrying `retry` is dead-lettered.
     func accept(_ body: [UInt8], publishedAt: UInt64?, now: Date, source: Source = .producers) -> Decision {
@@ -52,8 +53,11 @@ struct JobIntake: Sendable {
         if source == .producers, document.job.chunk != nil {
             return .deadLetter(.forgedChunkState)
         }
-        let firstAttemptAt = document.job.retry?.firstAttemptAt
-            ?? publishedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? now
+        // A producer's timestamp counts only up to now: one from a clock ahead of ours, or
+        // forged (up to UInt64.max), would stretch a TTL past what the job asked for, put the
+        // retry policy's maximum age out of reach and overflow `apns-expiration`.
+        let published = publishedAt.map { min(Date(timeIntervalSince1970: TimeInterval($0)), now) }
+        let firstAttemptAt = document.job.retry?.firstAttemptAt ?? published ?? now
         return .accepted(AcceptedJob(document: document, firstAttemptAt: firstAttemptAt))
     }
 }

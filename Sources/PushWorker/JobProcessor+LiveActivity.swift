@@ -105,11 +105,16 @@ extension JobProcessor {
         let notification = APNsNotification(
             deviceToken: device.token, bundleID: device.appID, environment: device.environment == .sandbox ? .sandbox : .production,
             pushType: .liveactivity, priority: activity.priority == 10 ? .immediate : .conservesPower,
-            expiration: context.expiresAt.map { Int64($0.timeIntervalSince1970) }, collapseID: nil, payload: bytes)
+            expiration: context.apnsExpiration, collapseID: nil, payload: bytes)
         let started = ContinuousClock.now
-        let outcome = await client.send(notification)
+        // As for alerts: a BadDeviceToken is tried once in the other environment before the
+        // token is declared dead (an activity's tokens live in their device's environment).
+        let checked = await client.sendCheckingEnvironment(notification)
+        if let corrected = checked.correctedEnvironment {
+            await correctEnvironment(of: device, to: corrected == .sandbox ? .sandbox : .production)
+        }
         metrics.deliverySeconds[.ios].observe(since: started)
-        return .sent(outcome)
+        return .sent(checked.outcome)
     }
 
     /// One request to the channel. Its result stands in for every subscriber; the stand-in

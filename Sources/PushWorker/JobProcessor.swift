@@ -76,7 +76,11 @@ final class JobProcessor: Sendable {
     /// recipients (or device ids), starting after `progress.batchesDone` and recording each
     /// batch as it ends. A failed lookup or a cancellation throws, and the job is not acked
     /// with devices unattempted.
-    func deliver(_ accepted: AcceptedJob, progress: inout Progress) async throws(Interruption) {
+    ///
+    /// `expired` (a retry or chunk that came past the job's expiry; not Live Activity jobs):
+    /// the devices are resolved but nothing is sealed or sent; the planner gives them up, so
+    /// the dead letter names them and the outcome tally counts them.
+    func deliver(_ accepted: AcceptedJob, progress: inout Progress, expired: Bool = false) async throws(Interruption) {
         if let activity = accepted.job.liveActivity {
             // One batch: Live Activity jobs address an activity's tokens in one lookup.
             guard progress.batchesDone == 0 else { return }
@@ -91,7 +95,9 @@ final class JobProcessor: Sendable {
         for batch in Self.batches(of: accepted, size: max(1, limits.batch)).dropFirst(progress.batchesDone) {
             let devices: [Device]
             do { devices = try await resolve(batch, job: accepted.job) } catch { throw .lookup(error) }
-            let delivered = await dispatch(devices, lane: accepted.job.delivery.lane, context: context)
+            let delivered = expired
+                ? devices.map { DeviceResult(device: $0, outcome: .expired) }
+                : await dispatch(devices, lane: accepted.job.delivery.lane, context: context)
             // A cancelled worker may have skipped devices or cut sends short: never ack that.
             guard !Task.isCancelled, delivered.count == devices.count else { throw .cancelled }
             for result in delivered { progress.report.add(result) }

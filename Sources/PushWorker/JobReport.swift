@@ -46,7 +46,8 @@ struct JobReport: Sendable, Equatable {
         switch outcome {
         case .sent(.delivered): .delivered
         case .sent(.invalidToken), .keyInvalid: .invalid
-        case .sent(.retryLater): nil
+        // An expired device is given up in the same message (`.retriesExhausted` above).
+        case .sent(.retryLater), .expired: nil
         case .sent(.rejected), .sent(.configurationError), .sealingFailed, .skipped: .rejected
         }
     }

@@ -22,6 +22,8 @@ struct RetryPolicy: Sendable {
         case attemptsExhausted(Int)
         case tooOld(ageSeconds: Int, maximumSeconds: Int64)
         case expiresBeforeNextAttempt
+        /// A retry or a chunk that waited in its queue past the job's expiry: not sent.
+        case expiredBeforeAttempt
         case noTiers
 
         var description: String {
@@ -29,6 +31,7 @@ struct RetryPolicy: Sendable {
             case .attemptsExhausted(let attempts): "gave up after \(attempts) attempts"
             case .tooOld(let age, let maximum): "gave up: the job is \(age) s old (maximum \(maximum) s)"
             case .expiresBeforeNextAttempt: "gave up: the job expires before the next attempt"
+            case .expiredBeforeAttempt: "gave up: the job expired before this attempt; nothing was sent"
             case .noTiers: "no retry tiers configured"
             }
         }

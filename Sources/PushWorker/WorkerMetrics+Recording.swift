@@ -18,6 +18,8 @@ extension WorkerMetrics {
                 liveActivitySkipped.increment(skip.reason.rawValue, skip.event.rawValue)
                 continue
             }
+            // Nothing was sent: the job's `expired` count says it.
+            if case .expired = result.outcome { continue }
             deliveries.increment(result.device.platform.rawValue, result.outcome.label)
         }
         for followUp in followUps {

@@ -10,13 +10,13 @@ extension WorkerService {
     /// it to reopen and goes on from the batch that failed. nil when the job went back to the queue (the worker is
     /// stopping, or the lookup failed for a reason waiting cannot fix).
     func deliverHolding(
-        _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger
+        _ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal, log: Logger, expired: Bool = false
     ) async -> DeliveryReport? {
         var progress = JobProcessor.Progress(report: DeliveryReport(keepingDeliveredIDs: accepted.job.report.completedEvent))
         while true {
             let failure: JobProcessor.Interruption
             do {
-                try await processor.deliver(accepted, progress: &progress)
+                try await processor.deliver(accepted, progress: &progress, expired: expired)
                 return progress.report
             } catch {
                 failure = error

@@ -150,19 +150,23 @@ public final class WorkerService: Service {
             accepted = job
         }
         let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
-        if accepted.hasExpired(now: Date()) {
-            // Too late to be of use: not sent, counted, and said why.
+        let expired = accepted.hasExpired(now: Date())
+        if expired, (accepted.job.retry == nil && accepted.job.chunk == nil) || accepted.job.liveActivity != nil {
+            // A producer's job too late to be of use: not sent, counted, and said why. A retry
+            // or a chunk carries devices already promised an outcome: those go on below, to be
+            // dead-lettered and counted. Not yet for Live Activity jobs, whose devices are
+            // looked up with their activity tokens (`deliverLiveActivity`).
             log.info("job expired before delivery; not sent", ["reason": .string("expires_at has passed")])
             _ = await message.ack()
             metrics.jobsCompleted.increment("expired")
             return
         }
-        if accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
+        if !expired, accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
             await split(accepted, message)
             return
         }
-        guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log) else { return }
-        var followUps = planner.plan(report.results, for: accepted, now: Date())
+        guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log, expired: expired) else { return }
+        var followUps = planner.plan(report.results, for: accepted, now: Date(), expired: expired)
         Self.log(report, followUps, to: log)
         var completed: JobCompletedEvent?
         switch await recordReport(report, followUps: followUps, for: accepted) {
@@ -177,7 +181,8 @@ public final class WorkerService: Service {
             metrics.jobsCompleted.increment("requeued")
             return
         }
-        let confirmed = await settle(message, followUps: followUps, document: accepted.document, report: report, refused: false)
+        let confirmed = await settle(
+            message, followUps: followUps, document: accepted.document, report: report, refused: false, expired: expired)
         if let completed, confirmed {
             // Only a crash before this line repeats the event (with the same message id).
             do { try await reports.markPublished(jobID: completed.jobID) } catch {
@@ -190,7 +195,9 @@ public final class WorkerService: Service {
 
     /// True once the broker confirmed every follow-up (whether or not the ack then reached it).
     @discardableResult
-    private func settle(_ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool) async -> Bool {
+    private func settle(
+        _ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool, expired: Bool = false
+    ) async -> Bool {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
@@ -215,7 +222,7 @@ public final class WorkerService: Service {
             return true
         }
         metrics.record(report, followUps: followUps)
-        metrics.jobsCompleted.increment(refused ? "dead_lettered" : "acked")
+        metrics.jobsCompleted.increment(refused ? "dead_lettered" : expired ? "expired" : "acked")
         return true
     }
 }

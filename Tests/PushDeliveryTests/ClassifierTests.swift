@@ -95,4 +95,14 @@ struct ClassifierTests {
         #expect(RetryAfter.parse("soon") == nil)
         #expect(RetryAfter.parse(nil) == nil)
     }
+
+    @Test("FCM's OAuth token endpoint: overloaded or slow (5xx, 429, 408) is tried again later; any other refusal is the credentials'")
+    func tokenEndpointRefusals() {
+        for status in [500, 503, 429, 408] {
+            #expect(FCMAccessTokenProvider.failure(status: status, reason: "busy") == .tokenEndpoint("HTTP \(status): busy"))
+        }
+        for status in [400, 401, 403, 404] {
+            #expect(FCMAccessTokenProvider.failure(status: status, reason: "invalid_grant") == .rejected("HTTP \(status): invalid_grant"))
+        }
+    }
 }

@@ -76,7 +76,7 @@ struct LiveActivityTests {
                 #expect(push.headers["apns-push-type"] == "liveactivity")
                 #expect(push.headers["apns-topic"] == fixture.bundleID + ".push-type.liveactivity")
                 #expect(push.headers["apns-priority"] == "10")
-                #expect(push.headers["apns-collapse-id"] == nil)
+                #expect(push.headers["apns-collapse-id"] == nil && push.headers["apns-expiration"] == nil)
                 #expect(push.aps["event"] as? String == "start" && push.timestamp == 1_764_547_200)
                 #expect(push.aps["attributes-type"] as? String == "LiveActivityAttributes")
                 #expect(push.aps["input-push-token"] as? Int == 1)
@@ -94,17 +94,20 @@ struct LiveActivityTests {
                 updates[device.id] = token
             }
 
-            // Update: to each update token, at the default priority 5.
-            _ = try await fixture.publish(fixture.activityJob(
+            // Update: to each update token, at the default priority 5; "now or never" (ttl 0) is
+            // APNs's apns-expiration 0, as for alerts.
+            var update = fixture.activityJob(
                 id: "\(fixture.prefix)-update", event: "update", activityID: activity, timestamp: 1_764_548_160,
-                recipients: [recipient], status: "in-progress"))
+                recipients: [recipient], status: "in-progress")
+            update["delivery"] = ["ttl_seconds": 0]
+            _ = try await fixture.publish(update)
             let updated = try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
                 Set(try await fixture.acceptedPushes().compactMap(\.token)).isSuperset(of: Set(updates.values))
             }
             #expect(updated, "worker log:\n\(worker.log.suffix(3000))")
             for device in iosDevices + [tokenless] {
                 let push = try #require(try await fixture.acceptedPushes().first { $0.token == updates[device.id] })
-                #expect(push.headers["apns-priority"] == "5")
+                #expect(push.headers["apns-priority"] == "5" && push.headers["apns-expiration"] == "0")
                 #expect(push.aps["event"] as? String == "update" && push.timestamp == 1_764_548_160)
                 #expect(push.props?["status"] as? String == "in-progress")
                 let keyedDevice = WorkerFixture.ActivityDevice(

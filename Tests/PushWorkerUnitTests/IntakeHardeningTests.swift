@@ -86,3 +86,39 @@ extension IntakeHardeningTests {
         #expect(JobProcessor.batches(of: job, size: 500) == [.devices([4, 5])])
     }
 }
+
+extension IntakeHardeningTests {
+    @Test("a producer's timestamp later than now counts as now: no longer TTL, no trap", arguments: [
+        UInt64.max, UInt64(Int64.max), 2_115_000_000,
+    ])
+    func futureTimestamp(publishedAt: UInt64) throws {
+        let body = Fixtures.jobJSON(#""delivery":{"ttl_seconds":60}"#)
+        guard case .accepted(let job) = JobIntake().accept(body, publishedAt: publishedAt, now: Fixtures.now, source: .producers) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(job.firstAttemptAt == Fixtures.now)
+        #expect(job.expiresAt == Fixtures.now.addingTimeInterval(60))
+        #expect(job.apnsExpiration == 1_800_000_060)
+        // Built for every job before its devices are looked up; it traps on an unbounded expiry.
+        #expect(JobContext(job).apnsExpiration == 1_800_000_060)
+        // An earlier timestamp is the producer's to give.
+        let earlier = try Fixtures.accepted(body, publishedAt: 1_799_999_000)
+        #expect(earlier.expiresAt == Date(timeIntervalSince1970: 1_799_999_060))
+    }
+
+    @Test("expires_at beyond 9999-12-31T23:59:59Z is refused; at it, a job is accepted and FCM keeps it 28 days")
+    func expiresAtBounded() throws {
+        for late in ["253402300800", "9223372036854775807"] {
+            let decision = JobIntake().accept(Fixtures.jobJSON(#""delivery":{"expires_at":\#(late)}"#), publishedAt: nil, now: Fixtures.now)
+            guard case .deadLetter(let reason) = decision else { Issue.record("accepted expires_at \(late)"); continue }
+            #expect(reason.cause == "malformed")
+            #expect(reason.description.contains("delivery.expires_at"))
+        }
+        let latest = try Fixtures.accepted(Fixtures.jobJSON(#""delivery":{"expires_at":253402300799}"#))
+        let context = JobContext(latest)
+        #expect(context.apnsExpiration == 253_402_300_799)
+        let body = String(decoding: try context.fcmTemplate.body(token: "t", encryptedData: nil), as: UTF8.self)
+        #expect(body.contains(#""ttl":"2419200s""#))
+    }
+}

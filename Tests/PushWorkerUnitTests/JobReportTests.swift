@@ -51,6 +51,23 @@ struct JobReportTests {
         #expect(report.gone == [9])
     }
 
+    @Test("a retry that came past the job's expiry: its devices are given up unsent, dead-lettered by id and counted as retries exhausted")
+    func expiredRetry() throws {
+        let retry = #"{"attempt":2,"first_attempt_at":"2026-11-30T10:00:00Z","device_ids":[7,8,9]}"#
+        let accepted = try Fixtures.accepted(Fixtures.jobJSON(Self.reporting, retry: retry))
+        let results = [result(7, .expired), result(8, .expired, platform: .android)]
+        let followUps = planner.plan(results, for: accepted, now: Fixtures.now, expired: true)
+        let state = NotificationJob.RetryState(attempt: 2, firstAttemptAt: accepted.firstAttemptAt, deviceIDs: [7, 8])
+        #expect(followUps == [.deadLetter(.retriesExhausted(.expiredBeforeAttempt), retry: state)])
+        #expect(DeadLetterReason.retriesExhausted(.expiredBeforeAttempt).description.contains("expired before this attempt"))
+        let report = try #require(JobReport(DeliveryReport(results, keepingDeliveredIDs: true), followUps: followUps, for: accepted))
+        #expect(report.entries.map(\.outcome) == [.retriesExhausted, .retriesExhausted])
+        #expect(report.entries.map(\.platform) == [.ios, .android])
+        #expect(report.gone == [9])
+        // Without `expired` the retry policy decides (here: out of attempts): the flag gives the reason.
+        #expect(planner.plan(results, for: accepted, now: Fixtures.now) == [.deadLetter(.retriesExhausted(.attemptsExhausted(2)), retry: state)])
+    }
+
     @Test("a chunk reports under its original job, as part index of count")
     func chunk() throws {
         let document = try JobDocument(json: Data(Fixtures.jobJSON(Self.reporting)))

@@ -81,7 +81,7 @@ struct SchemaAgreementTests {
         }
         add("presentation", ["x", [String: Any]()])
         add("delivery.ttl_seconds", [-1, 0, 2_419_200, 2_419_201, 1.5])
-        add("delivery.expires_at", [-1, 0, 1_900_000_000])
+        add("delivery.expires_at", [-1, 0, 1_900_000_000, 253_402_300_799, 253_402_300_800, Int64.max])
         add("delivery", [["ttl_seconds": 60, "expires_at": 1_900_000_000], [String: Any]()])
         add("delivery.collapse_id", [text(64), text(65), "a b", "", "é"])
         add("delivery.priority", ["high", "normal", "urgent", NSNull()])

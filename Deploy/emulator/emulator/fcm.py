@@ -53,6 +53,7 @@ _ANDROID_FIELDS = {"collapse_key", "collapseKey", "priority", "ttl", "restricted
                    "direct_boot_ok", "directBootOk", "bandwidth_constrained_ok",
                    "bandwidthConstrainedOk", "restricted_satellite_ok", "restrictedSatelliteOk"}
 _DURATION = re.compile(r"\d{1,12}(\.\d{1,9})?s\Z")
+_MAX_TTL_SECONDS = 2_419_200
 _RESERVED_KEYS = {"from", "notification", "message_type"}
 _INVALID_TOKEN = "The registration token is not a valid FCM registration token"
 
@@ -273,6 +274,10 @@ def _check_android(android: object) -> None:
         raise _Invalid("Invalid value at 'message.android.ttl' "
                        f"(type.googleapis.com/google.protobuf.Duration), {json.dumps(ttl)}",
                        "message.android.ttl")
+    if ttl is not None and float(ttl[:-1]) > _MAX_TTL_SECONDS:
+        # FCM keeps a message at most 28 days: a longer TTL is not a value it accepts.
+        raise _Invalid(f"Invalid value at 'message.android.ttl', {json.dumps(ttl)}: "
+                       f"must be between 0s and {_MAX_TTL_SECONDS}s (28 days)", "message.android.ttl")
     collapse_key = android.get("collapse_key", android.get("collapseKey"))
     if collapse_key is not None and not isinstance(collapse_key, str):
         raise _Invalid("Invalid value at 'message.android.collapse_key' (TYPE_STRING), "

@@ -105,6 +105,8 @@ def test_authentication(fresh, credentials, bearer):
     ({**MESSAGE, "data": {"message_type": "x"}}, "message.data"),
     ({**MESSAGE, "data": {"big": "x" * 4094}}, "message.data"),
     ({**MESSAGE, "android": {"ttl": "3600"}}, "message.android.ttl"),
+    ({**MESSAGE, "android": {"ttl": "2419201s"}}, "message.android.ttl"),
+    ({**MESSAGE, "android": {"ttl": "2419200.5s"}}, "message.android.ttl"),
     ({**MESSAGE, "android": {"priority": "URGENT"}}, "message.android.priority"),
     ({**MESSAGE, "android": {"priority": ["HIGH"]}}, "message.android.priority"),
     ({**MESSAGE, "android": {"colapse_key": "typo"}}, "message.android"),
@@ -127,6 +129,13 @@ def test_data_at_the_limit_is_accepted(fresh, bearer):
     with fresh.client() as client:
         response = fcm_send(client, bearer, {"token": "device-2", "data": {"big": "x" * 4093}})
     assert response.status_code == 200
+
+
+def test_ttl_at_the_limit_is_accepted(fresh, bearer):
+    with fresh.client() as client:
+        longest = fcm_send(client, bearer, {"token": "device-2", "android": {"ttl": "2419200s"}})
+        none = fcm_send(client, bearer, {"token": "device-3", "android": {"ttl": "0s"}})
+    assert (longest.status_code, none.status_code) == (200, 200)
 
 
 @pytest.mark.parametrize("token, status, canonical, code", [

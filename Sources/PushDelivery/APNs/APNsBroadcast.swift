@@ -62,7 +62,7 @@ extension APNsClient {
     /// there is no token to prune. Never throws.
     public nonisolated(nonsending) func send(_ broadcast: APNsBroadcast) async -> DeliveryOutcome {
         if let problem = broadcast.localProblem { return problem }
-        let url = (configuration.baseURLOverride ?? broadcast.environment.baseURL) + broadcast.path
+        let url = url(for: broadcast)
         let bearer: BearerToken
         do { bearer = try tokens.bearer() } catch {
             return .configurationError(reason: "cannot sign the provider token: \(error)", status: 0)
@@ -74,13 +74,13 @@ extension APNsClient {
             return await Attempt(sending: request, with: http, classify: { Self.classifyBroadcast($0) })
         }
         let first = await firstRequest.run { await attempt(bearer) }
-        if first.connectionLost { return await attempt(bearer).outcome }
-        if case .configurationError(let reason, _) = first.outcome, APNsReason(reason) == .expiredProviderToken,
-           let renewed = try? tokens.renewBearer(rejected: bearer.token)
-        {
-            return await attempt(renewed).outcome
-        }
-        return first.outcome
+        return await settle(first, bearer: bearer, resend: attempt)
+    }
+
+    /// The environment's host as for device pushes (its own URL, else the shared one, else
+    /// Apple's), then the broadcast's path.
+    func url(for broadcast: APNsBroadcast) -> String {
+        configuration.baseURL(for: broadcast.environment) + broadcast.path
     }
 
     static func classifyBroadcast(_ response: HTTPResponse) -> DeliveryOutcome {

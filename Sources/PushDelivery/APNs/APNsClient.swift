@@ -73,25 +73,29 @@ public final class APNsClient: Service {
 
     /// What a first attempt comes to: itself, or the resend it calls for.
     nonisolated(nonsending) func settle(_ first: Attempt, of notification: APNsNotification, url: String, bearer: BearerToken) async -> DeliveryOutcome {
-        if first.connectionLost {
-            // The connection went away under the request (GOAWAY, reset): safe to resend at
-            // once on a fresh connection, which the engine opens.
-            return await attempt(notification, url: url, bearer: bearer).outcome
+        await settle(first, bearer: bearer) { await self.attempt(notification, url: url, bearer: $0) }
+    }
+
+    /// A first attempt's verdict, for device pushes and broadcasts alike, with `resend` to try
+    /// again with a given token. A connection that went away under the request (GOAWAY, reset)
+    /// is resent at once on a fresh one, which the engine opens. An expired provider token,
+    /// answered to the first attempt or to that resend, is renewed (within the 20-minute rule)
+    /// and tried once more; if APNs still refuses, or the renewal is not allowed yet, the push
+    /// waits for a retry tier: never dropped.
+    nonisolated(nonsending) func settle(
+        _ first: Attempt, bearer: BearerToken, resend: nonisolated(nonsending) (BearerToken) async -> Attempt
+    ) async -> DeliveryOutcome {
+        let latest = first.connectionLost ? await resend(bearer) : first
+        guard Self.isExpiredProviderToken(latest.outcome) else { return latest.outcome }
+        guard let renewed = try? tokens.renewBearer(rejected: bearer.token), renewed != bearer else {
+            return .retryLater(reason: "\(APNsReason.expiredProviderToken) (renewal not allowed yet)", retryAfter: nil)
         }
-        if Self.isExpiredProviderToken(first.outcome) {
-            // Renew (within the 20-minute rule) and retry once; if APNs still refuses, or the
-            // renewal is not allowed yet, the push waits for a retry tier: never dropped.
-            guard let renewed = try? tokens.renewBearer(rejected: bearer.token), renewed != bearer else {
-                return .retryLater(reason: "\(APNsReason.expiredProviderToken) (renewal not allowed yet)", retryAfter: nil)
-            }
-            logger.warning("APNs said the provider token expired; retrying with a renewed token")
-            let second = await attempt(notification, url: url, bearer: renewed).outcome
-            if Self.isExpiredProviderToken(second) {
-                return .retryLater(reason: "\(APNsReason.expiredProviderToken) (after renewal)", retryAfter: nil)
-            }
-            return second
+        logger.warning("APNs said the provider token expired; retrying with a renewed token")
+        let second = await resend(renewed).outcome
+        if Self.isExpiredProviderToken(second) {
+            return .retryLater(reason: "\(APNsReason.expiredProviderToken) (after renewal)", retryAfter: nil)
         }
-        return first.outcome
+        return second
     }
 
     /// True when `settle` would return the first attempt's outcome as it is.

@@ -121,10 +121,18 @@ public actor FCMAccessTokenProvider {
         let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         guard response.status == 200, let token = object?["access_token"] as? String else {
             let reason = (object?["error_description"] as? String) ?? (object?["error"] as? String) ?? bodyExcerpt(response.body)
-            throw response.status >= 500 ? .tokenEndpoint("HTTP \(response.status): \(reason)") : .rejected("HTTP \(response.status): \(reason)")
+            throw Self.failure(status: response.status, reason: reason)
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
         return Cached(bearer: BearerToken(token, scheme: "Bearer"), expiresAt: now().addingTimeInterval(lifetime))
+    }
+
+    /// A refused token request: worth another try later when the endpoint is overloaded or
+    /// slow (5xx, 429 Too Many Requests, 408 Request Timeout), the pushes waiting for a retry
+    /// tier; any other answer is the credentials' own fault (a revoked key, a wrong account).
+    static func failure(status: Int, reason: String) -> FCMAuthError {
+        let message = "HTTP \(status): \(reason)"
+        return status >= 500 || status == 429 || status == 408 ? .tokenEndpoint(message) : .rejected(message)
     }
 
     private func formEncode(_ text: String) -> String {
