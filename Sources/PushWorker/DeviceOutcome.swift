@@ -13,7 +13,7 @@ enum DeviceOutcome: Sendable, Equatable {
     /// Nothing sent, by rule: a Live Activity job's iOS device without the token it needs,
     /// or its Android device without `android_fallback`. Counted apart from deliveries.
     case skipped(LiveActivitySkip)
-    /// Nothing sent: a retry or chunk came past the job's expiry; the planner gives it up.
+    /// Nothing sent: the message came past the job's expiry.
     case expired
 
     /// The `outcome` label of `pushd_deliveries_total`.

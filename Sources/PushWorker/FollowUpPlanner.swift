@@ -10,8 +10,9 @@ import PushModel
 struct FollowUpPlanner: Sendable {
     let retryPolicy: RetryPolicy
 
-    /// - Parameter expired: the message came past the job's expiry (a retry or chunk that
-    ///   waited too long): its devices, not sent, are given up on (`JobProcessor.deliver`).
+    /// - Parameter expired: the message came past the job's expiry: its devices were not
+    ///   sent to (`JobProcessor.deliver`). A retry's are given up on, as when the policy gives
+    ///   up; a first attempt's (a producer's job, a chunk) are the job's own expiry: nothing.
     func plan(_ results: [DeviceResult], for accepted: AcceptedJob, now: Date, expired: Bool = false) -> [FollowUp] {
         var followUps: [FollowUp] = []
         var retryDevices: [Int64] = []
@@ -36,7 +37,7 @@ struct FollowUpPlanner: Sendable {
                 break
             }
         }
-        guard !retryDevices.isEmpty else { return followUps }
+        guard !retryDevices.isEmpty, !expired || accepted.job.retry != nil else { return followUps }
         // A broadcast has no device (its stand-in has id 0): its retry names none.
         let retryIDs = retryDevices.filter { $0 > 0 }
         // Bounded retry bodies: at most `maximumRetryDevices` ids each (one empty group for a

@@ -77,9 +77,9 @@ final class JobProcessor: Sendable {
     /// batch as it ends. A failed lookup or a cancellation throws, and the job is not acked
     /// with devices unattempted.
     ///
-    /// `expired` (a retry or chunk that came past the job's expiry; not Live Activity jobs):
-    /// the devices are resolved but nothing is sealed or sent; the planner gives them up, so
-    /// the dead letter names them and the outcome tally counts them.
+    /// `expired` (the message came past the job's expiry; not Live Activity jobs): the devices
+    /// are resolved but nothing is sealed or sent, so the outcome tally counts them and a
+    /// retry's dead letter names them.
     func deliver(_ accepted: AcceptedJob, progress: inout Progress, expired: Bool = false) async throws(Interruption) {
         if let activity = accepted.job.liveActivity {
             // One batch: Live Activity jobs address an activity's tokens in one lookup.

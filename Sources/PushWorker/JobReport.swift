@@ -46,8 +46,9 @@ struct JobReport: Sendable, Equatable {
         switch outcome {
         case .sent(.delivered): .delivered
         case .sent(.invalidToken), .keyInvalid: .invalid
-        // An expired device is given up in the same message (`.retriesExhausted` above).
-        case .sent(.retryLater), .expired: nil
+        case .sent(.retryLater): nil
+        // Not sent: the job's expiry came first (the event's "retries exhausted").
+        case .expired: .retriesExhausted
         case .sent(.rejected), .sent(.configurationError), .sealingFailed, .skipped: .rejected
         }
     }

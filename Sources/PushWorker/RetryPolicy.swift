@@ -22,7 +22,7 @@ struct RetryPolicy: Sendable {
         case attemptsExhausted(Int)
         case tooOld(ageSeconds: Int, maximumSeconds: Int64)
         case expiresBeforeNextAttempt
-        /// A retry or a chunk that waited in its queue past the job's expiry: not sent.
+        /// A retry that waited in its queue past the job's expiry: not sent.
         case expiredBeforeAttempt
         case noTiers
 

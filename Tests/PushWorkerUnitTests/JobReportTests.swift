@@ -68,6 +68,16 @@ struct JobReportTests {
         #expect(planner.plan(results, for: accepted, now: Fixtures.now) == [.deadLetter(.retriesExhausted(.attemptsExhausted(2)), retry: state)])
     }
 
+    @Test("a first attempt that came past the job's expiry: nothing to dead-letter (the job's own expiry), its devices counted as retries exhausted")
+    func expiredFirstAttempt() throws {
+        let accepted = try Fixtures.accepted(Fixtures.jobJSON(Self.reporting))
+        let results = [result(1, .expired), result(2, .expired, platform: .android)]
+        #expect(planner.plan(results, for: accepted, now: Fixtures.now, expired: true).isEmpty)
+        let report = try #require(JobReport(DeliveryReport(results, keepingDeliveredIDs: true), followUps: [], for: accepted))
+        #expect(report.entries.map(\.outcome) == [.retriesExhausted, .retriesExhausted])
+        #expect(report.gone.isEmpty)
+    }
+
     @Test("a chunk reports under its original job, as part index of count")
     func chunk() throws {
         let document = try JobDocument(json: Data(Fixtures.jobJSON(Self.reporting)))
