@@ -9,12 +9,15 @@ import PushStore
 /// devices get the ordinary alert only with `android_fallback`; a broadcast is one request to
 /// its channel. Outcomes go to the planner exactly as alerts' do.
 extension JobProcessor {
-    func deliverLiveActivity(_ accepted: AcceptedJob, _ activity: LiveActivity) async throws(StoreError) -> [DeviceResult] {
+    /// `expired`: the devices (or a broadcast's stand-in) are looked up, nothing is sent, as
+    /// for alerts (`deliver(_:progress:expired:)`).
+    func deliverLiveActivity(_ accepted: AcceptedJob, _ activity: LiveActivity, expired: Bool = false) async throws(StoreError) -> [DeviceResult] {
         let job = accepted.job
         let context = JobContext(accepted)
         let payload = LiveActivityPayload(activity: activity)
         guard let bundleID = job.app.iosBundleID else { return [] }  // intake requires it
         if activity.isBroadcast {
+            if expired { return [DeviceResult(device: Self.broadcastStandIn(activity, bundleID: bundleID), outcome: .expired)] }
             return [await broadcast(activity, bundleID: bundleID, payload: payload, context: context)]
         }
 
@@ -30,11 +33,15 @@ extension JobProcessor {
             }
             sendable.append(device)
         }
-        results += await deliverAll(sendable) { device in
-            await self.deliverLiveActivity(to: device, activity: activity, payload: payload, context: context)
+        if expired {
+            results += sendable.map { DeviceResult(device: $0, outcome: .expired) }
+        } else {
+            results += await deliverAll(sendable) { device in
+                await self.deliverLiveActivity(to: device, activity: activity, payload: payload, context: context)
+            }
         }
         if activity.androidFallback {
-            results += await dispatch(android, lane: .urgent, context: context)
+            results += expired ? android.map { DeviceResult(device: $0, outcome: .expired) } : await dispatch(android, lane: .urgent, context: context)
         } else {
             results += android.map { DeviceResult(device: $0, outcome: .skipped(.init(reason: .android, event: activity.event))) }
         }
@@ -117,15 +124,12 @@ extension JobProcessor {
         return .sent(checked.outcome)
     }
 
-    /// One request to the channel. Its result stands in for every subscriber; the stand-in
-    /// device has id 0 (no registry row) and the channel id in place of a token.
+    /// One request to the channel; its result stands in for every subscriber (`broadcastStandIn`).
     private func broadcast(
         _ activity: LiveActivity, bundleID: String, payload: LiveActivityPayload, context: JobContext
     ) async -> DeviceResult {
         let channelID = activity.channelID ?? ""
-        let standIn = Device(
-            id: 0, recipientID: "", platform: .ios, appID: bundleID, environment: activity.environment, token: channelID,
-            publicKey: nil, keyID: nil, keyRegisteredAt: nil, tokenRegisteredAt: Date(), appVersion: nil)
+        let standIn = Self.broadcastStandIn(activity, bundleID: bundleID)
         let bytes: [UInt8]
         do { bytes = try payload.payload(encryptedData: nil) } catch {
             return DeviceResult(device: standIn, outcome: .sent(.rejected(reason: "\(APNsReason.payloadTooLarge): \(error)", status: 413)))
@@ -144,6 +148,14 @@ extension JobProcessor {
         return DeviceResult(device: standIn, outcome: .sent(outcome))
     }
 
+    /// The device a broadcast's result is recorded for: id 0 (no registry row), the channel
+    /// id in place of a token.
+    static func broadcastStandIn(_ activity: LiveActivity, bundleID: String) -> Device {
+        Device(
+            id: 0, recipientID: "", platform: .ios, appID: bundleID, environment: activity.environment, token: activity.channelID ?? "",
+            publicKey: nil, keyID: nil, keyRegisteredAt: nil, tokenRegisteredAt: Date(), appVersion: nil)
+    }
+
     /// `ttl_seconds: 0` is APNs's "try once", `apns-expiration: 0`: the only value a channel
     /// without message storage accepts. Otherwise as for alerts.
     static func broadcastExpiration(_ context: JobContext) -> Int64? {
@@ -157,7 +169,7 @@ extension JobProcessor {
         let settled = results.compactMap { result -> Int64? in
             guard result.device.platform == .ios else { return nil }
             switch result.outcome {
-            case .sent(.retryLater), .skipped: return nil
+            case .sent(.retryLater), .skipped, .expired: return nil
             default: return result.device.id
             }
         }

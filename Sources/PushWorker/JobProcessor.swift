@@ -77,15 +77,15 @@ final class JobProcessor: Sendable {
     /// batch as it ends. A failed lookup or a cancellation throws, and the job is not acked
     /// with devices unattempted.
     ///
-    /// `expired` (the message came past the job's expiry; not Live Activity jobs): the devices
-    /// are resolved but nothing is sealed or sent, so the outcome tally counts them and a
+    /// `expired` (the message came past the job's expiry): the devices are resolved but
+    /// nothing is sealed or sent, so the outcome tally counts them and a
     /// retry's dead letter names them.
     func deliver(_ accepted: AcceptedJob, progress: inout Progress, expired: Bool = false) async throws(Interruption) {
         if let activity = accepted.job.liveActivity {
             // One batch: Live Activity jobs address an activity's tokens in one lookup.
             guard progress.batchesDone == 0 else { return }
             let delivered: [DeviceResult]
-            do { delivered = try await deliverLiveActivity(accepted, activity) } catch { throw .lookup(error) }
+            do { delivered = try await deliverLiveActivity(accepted, activity, expired: expired) } catch { throw .lookup(error) }
             guard !Task.isCancelled else { throw .cancelled }
             for result in delivered { progress.report.add(result) }
             progress.batchesDone = 1

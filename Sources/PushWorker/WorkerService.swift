@@ -151,11 +151,10 @@ public final class WorkerService: Service {
         }
         let log = logger.with(["job_id": .string(accepted.job.jobID), "attempt": .int(accepted.attempt)])
         let expired = accepted.hasExpired(now: Date())
-        if expired, accepted.job.liveActivity != nil || (accepted.job.retry == nil && !accepted.job.report.completedEvent) {
+        if expired, accepted.job.retry == nil && !accepted.job.report.completedEvent {
             // Too late to be of use: not sent, counted, and said why. A retry (its devices are
             // dead-lettered, as when the planner gives up) and a job that asked for
-            // `job.completed` (its devices are counted) go on below, sending nothing. Not yet
-            // Live Activity jobs, whose devices are looked up with their activity tokens.
+            // `job.completed` (its devices are counted) go on below, sending nothing.
             log.info("job expired before delivery; not sent", ["reason": .string("expires_at has passed")])
             _ = await message.ack()
             metrics.jobsCompleted.increment("expired")

@@ -94,4 +94,34 @@ struct ExpiredFollowUpTests {
             #expect(await worker.terminate(timeout: .seconds(30)) == 0)
         }
     }
+
+    @Test("a Live Activity retry that comes past the job's expiry sends nothing; its devices are dead-lettered, their tokens kept")
+    func expiredActivityRetry() async throws {
+        try await WorkerFixture.run { fixture in
+            let activity = "meeting-\(fixture.prefix)"
+            let recipient = "\(fixture.prefix)-r"
+            let device = try await fixture.registerActivityDevice(recipient: recipient, keyIndex: 0, update: "c0de", activityID: activity)
+            let worker = try fixture.startWorker()
+            var job = fixture.activityJob(
+                id: "\(fixture.prefix)-end", event: "end", activityID: activity, timestamp: 1_764_548_160, recipients: [recipient], status: "done")
+            job["delivery"] = ["ttl_seconds": 60]
+            job["retry"] = ["attempt": 2, "first_attempt_at": RFC3339.string(from: Date().addingTimeInterval(-7200)), "device_ids": [device.id]]
+            try await fixture.amqp.publish(PublishRequest(
+                exchange: fixture.topology.retryExchange, routingKey: Topology.dueRoutingKey,
+                message: OutgoingMessage(
+                    body: Array(try JSONSerialization.data(withJSONObject: job)), contentType: "application/json", messageID: "\(fixture.prefix)-end")))
+
+            let dead = try await fixture.deadLetters(count: 1, timeout: .seconds(60))
+            #expect(dead.count == 1, "worker log:\n\(worker.log.suffix(3000))")
+            let message = try #require(dead.first)
+            #expect((message.headers["x-pushd-reason"]?.stringValue ?? "").contains("expired before this attempt"))
+            #expect(try NotificationJob(json: Data(message.body)).retry?.deviceIDs == [device.id])
+            #expect(try await fixture.acceptedPushes().isEmpty, "a push was sent for an expired retry")
+            // The end was not sent: the activity's update token stays until an end is.
+            let updates = try await fixture.registry.liveActivityTargets(
+                appID: fixture.bundleID, kind: .activityUpdate, activityID: activity, recipientIDs: [recipient])
+            #expect(updates.map(\.token) == [device.update])
+            #expect(await worker.terminate(timeout: .seconds(30)) == 0)
+        }
+    }
 }
