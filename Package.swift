@@ -87,10 +87,10 @@ let package = Package(
         .testTarget(
             name: "PushWorkerTests",
             dependencies: ["PushClient", "PushStore", "PushQueue", "PushCrypto", "PushModel", "PushProducer", "PushTestSupport", "PushWorker"]),
-        // The worker's pure parts (intake, planner, retry policy): no servers needed.
+        // The worker's and the cleanup's pure parts (intake, planner, retry policy, events): no servers needed.
         .testTarget(
             name: "PushWorkerUnitTests",
-            dependencies: ["PushWorker", "PushCrypto", "PushDelivery", "PushModel", "PushQueue", "PushStore", "PushTestSupport"]),
+            dependencies: ["PushWorker", "PushCleanup", "PushCrypto", "PushDelivery", "PushModel", "PushQueue", "PushStore", "PushTestSupport"]),
         .testTarget(name: "PushDeliveryTests", dependencies: ["COpenSSL", "PushDelivery", "PushModel", "PushCrypto", "PushTLS", "PushTestSupport"]),
         .testTarget(
             name: "CBoundaryTests", dependencies: ["CPostgreSQL", "CRabbitMQ", "CRabbitMQShims", "CCurl", "CCurlShims", "COpenSSL", "COpenSSLShims"]),

@@ -51,18 +51,23 @@ public final class CleanupService: Service {
     private func prune(_ messages: [QueueMessage], shutdown: ShutdownSignal) async {
         var requests: [(message: QueueMessage, request: PruneRequest)] = []
         for message in messages {
-            guard let request = Self.pruneRequest(from: message.body) else {
+            switch Self.pruneRequest(from: message.body) {
+            case .success(let request):
+                requests.append((message, request))
+            case .failure(let unusable):
                 metrics.pruneEvents.increment("malformed")
-                logger.warning("malformed token.invalid event dead-lettered", ["message_id": .string(message.messageID ?? "")])
+                logger.warning("malformed token.invalid event dead-lettered", [
+                    "message_id": .string(message.messageID ?? ""), "reason": .string(unusable.description),
+                ])
                 _ = await message.reject()
-                continue
             }
-            requests.append((message, request))
         }
         guard !requests.isEmpty else { return }
         switch await pruneWithRetries(requests.map(\.request), shutdown: shutdown) {
         case .success(let deleted):
             for (entry, wasDeleted) in zip(requests, deleted) { await settle(entry.message, entry.request, deleted: wasDeleted) }
+        case .failure(let error) where Self.isInterruption(error):
+            await settleFailed(requests.map(\.message), error)
         case .failure(let error) where !error.isRetryable && requests.count > 1:
             // The database refused an argument of one event, and the batch is atomic: prune
             // one by one so that only the refused event is dead-lettered and the others are
@@ -81,9 +86,10 @@ public final class CleanupService: Service {
         }
     }
 
-    /// A refused event is dead-lettered; a dependency failure puts the events back.
+    /// A refused event is dead-lettered; a dependency failure, or the cleanup stopping under
+    /// the prune, puts the events back.
     private func settleFailed(_ messages: [QueueMessage], _ error: StoreError) async {
-        if error.isRetryable {
+        if error.isRetryable || Self.isInterruption(error) {
             logger.error("pruning failed; events go back to the queue", ["error": .string("\(error)")])
             for message in messages { _ = await message.nack(requeue: true) }
         } else {
@@ -92,6 +98,15 @@ public final class CleanupService: Service {
                 metrics.pruneEvents.increment("malformed")
                 _ = await message.reject()
             }
+        }
+    }
+
+    /// The prune was cut short by the cleanup stopping (its task cancelled at the shutdown
+    /// timeout, the pool closed): nothing the events did, so never a reason to dead-letter them.
+    static func isInterruption(_ error: StoreError) -> Bool {
+        switch error {
+        case .cancelled, .poolClosed: true
+        default: false
         }
     }
 
