@@ -28,7 +28,10 @@ extension MetricsServer {
                 var descriptors = clients.map { client in
                     pollfd(fd: client.descriptor, events: Int16(client.response == nil ? POLLIN : POLLOUT), revents: 0)
                 }
-                let accepting = clients.count < limits.maximumClients && ContinuousClock.now >= acceptingAgainAt
+                // Listening even when full: a new client then takes the place of the oldest that
+                // has not sent its request (`acceptPending`), so clients holding every place
+                // cannot keep the liveness probe out.
+                let accepting = ContinuousClock.now >= acceptingAgainAt
                 if accepting { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
                 // Wake at least every 200 ms to notice shutdown and expired clients.
                 guard poll(&descriptors, nfds_t(descriptors.count), 200) >= 0 || errno == EINTR else { break }
@@ -49,14 +52,21 @@ extension MetricsServer {
             close(listener)
         }
 
-        /// Accepts every pending connection, up to the client limit; false after an accept
-        /// error other than "nothing pending".
+        /// Accepts pending connections (at most the client limit's worth in one pass); at the
+        /// limit, each new one closes the oldest client still waiting for its request (else
+        /// the oldest). False after an accept error other than "nothing pending".
         private func acceptPending(into clients: inout [Client], now: ContinuousClock.Instant) -> Bool {
-            while clients.count < limits.maximumClients {
+            for _ in 0..<max(1, limits.maximumClients) {
                 let descriptor = accept(listener, nil, nil)
                 guard descriptor >= 0 else { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
                 _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
                 _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                if clients.count >= limits.maximumClients, !clients.isEmpty {
+                    // Accepted in order, so the first match is the oldest.
+                    let evicted = clients.firstIndex { $0.response == nil } ?? 0
+                    close(clients[evicted].descriptor)
+                    clients.remove(at: evicted)
+                }
                 clients.append(Client(descriptor: descriptor, deadline: now + limits.clientTimeout))
             }
             return true

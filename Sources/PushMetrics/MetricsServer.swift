@@ -10,7 +10,8 @@ import Synchronization
 /// the requests are rare and tiny, and this keeps them off the cooperative pool that the
 /// worker's encryption uses. Clients are served side by side, each within `clientTimeout`,
 /// so a client that connects and sends nothing (or reads nothing) cannot delay the liveness
-/// probe that would otherwise get the pod restarted. Writes use `MSG_NOSIGNAL`: a client
+/// probe that would otherwise get the pod restarted; nor can clients holding every place
+/// (`maximumClients`): a new one takes the place of the oldest still silent. Writes use `MSG_NOSIGNAL`: a client
 /// that hangs up early costs its own connection, never a SIGPIPE.
 public final class MetricsServer: Service {
     public let name = "metrics"

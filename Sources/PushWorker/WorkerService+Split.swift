@@ -1,5 +1,6 @@
 import PushModel
 import PushQueue
+import PushRuntime
 
 extension WorkerService {
     /// A job with more recipients than the chunk size is not delivered here: it is split
@@ -9,7 +10,7 @@ extension WorkerService {
     /// to the queue, and the next worker splits it again into the same chunk ids with the
     /// original's collapse id, so a chunk published twice replaces, not duplicates, the
     /// notification on the phone.
-    func split(_ accepted: AcceptedJob, _ message: QueueMessage) async {
+    func split(_ accepted: AcceptedJob, _ message: QueueMessage, shutdown: ShutdownSignal) async {
         let job = accepted.job
         let chunks = accepted.document.chunks(chunkSize: lanes.chunkSize)
         // The original's first-attempt time travels as the chunks' timestamp (TTL counts from it).
@@ -20,10 +21,10 @@ extension WorkerService {
             return PublishRequest(exchange: topology.retryExchange, routingKey: Topology.chunkRoutingKey, message: outgoing)
         }
         let log = logger.with(["job_id": .string(job.jobID), "chunks": .int(chunks.count)])
-        let confirmations = await publisherConnection.publish(requests)
-        let failures = confirmations.filter { if case .failure = $0 { true } else { false } }.count
-        guard failures == 0 else {
-            log.warning("chunks not confirmed; the job goes back to the queue", ["failed": .int(failures)])
+        if let refusal = await publishFollowUps(requests, shutdown: shutdown) {
+            log.warning("chunks not confirmed; the job goes back to the queue", [
+                "failed": .int(refusal.count), "error": .string(refusal.error.description),
+            ])
             _ = await message.nack(requeue: true)
             metrics.jobsCompleted.increment("requeued")
             return

@@ -144,7 +144,8 @@ public final class WorkerService: Service {
         switch intake.accept(message.body, publishedAt: message.timestamp, now: Date(), source: source) {
         case .deadLetter(let reason):
             logger.warning("job dead-lettered", ["reason": .string(reason.description), "message_id": .string(message.messageID ?? "")])
-            await settle(message, followUps: [.deadLetter(reason, retry: nil)], document: nil, report: DeliveryReport(), refused: true)
+            await settle(
+                message, followUps: [.deadLetter(reason, retry: nil)], document: nil, report: DeliveryReport(), refused: true, shutdown: shutdown)
             return
         case .accepted(let job):
             accepted = job
@@ -161,7 +162,7 @@ public final class WorkerService: Service {
             return
         }
         if !expired, accepted.document.needsSplitting(chunkSize: lanes.chunkSize) {
-            await split(accepted, message)
+            await split(accepted, message, shutdown: shutdown)
             return
         }
         guard let report = await deliverHolding(accepted, message, shutdown: shutdown, log: log, expired: expired) else { return }
@@ -181,7 +182,7 @@ public final class WorkerService: Service {
             return
         }
         let confirmed = await settle(
-            message, followUps: followUps, document: accepted.document, report: report, refused: false, expired: expired)
+            message, followUps: followUps, document: accepted.document, report: report, refused: false, expired: expired, shutdown: shutdown)
         if let completed, confirmed {
             // Only a crash before this line repeats the event (with the same message id).
             do { try await reports.markPublished(jobID: completed.jobID) } catch {
@@ -195,19 +196,15 @@ public final class WorkerService: Service {
     /// True once the broker confirmed every follow-up (whether or not the ack then reached it).
     @discardableResult
     private func settle(
-        _ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool, expired: Bool = false
+        _ message: QueueMessage, followUps: [FollowUp], document: JobDocument?, report: DeliveryReport, refused: Bool, expired: Bool = false,
+        shutdown: ShutdownSignal
     ) async -> Bool {
         if !followUps.isEmpty {
             let source = JobMessage(message)
             let requests = followUps.map { $0.publishRequest(topology: topology, message: source, document: document) }
-            let confirmations = await publisherConnection.publish(requests)
-            let failures = confirmations.compactMap { result -> QueueError? in
-                if case .failure(let error) = result { return error }
-                return nil
-            }
-            if let first = failures.first {
+            if let refusal = await publishFollowUps(requests, shutdown: shutdown) {
                 logger.warning("follow-ups not confirmed; the job goes back to the queue",
-                               ["failed": .int(failures.count), "error": .string(first.description)])
+                               ["failed": .int(refusal.count), "error": .string(refusal.error.description)])
                 _ = await message.nack(requeue: true)
                 metrics.jobsCompleted.increment("requeued")
                 return false
@@ -223,5 +220,23 @@ public final class WorkerService: Service {
         metrics.record(report, followUps: followUps)
         metrics.jobsCompleted.increment(refused ? "dead_lettered" : expired ? "expired" : "acked")
         return true
+    }
+
+    /// `FollowUpPublishing` over the publishing connection: the job is held while it recovers,
+    /// until the worker stops.
+    func publishFollowUps(_ requests: [PublishRequest], shutdown: ShutdownSignal) async -> FollowUpPublishing.Refusal? {
+        let connection = publisherConnection
+        let logger = logger
+        return await FollowUpPublishing().publish(
+            requests, with: { await connection.publish($0) },
+            pause: { delay in
+                await Self.first(of: { try? await Task.sleep(for: delay) }, { await shutdown.wait() })
+                return !shutdown.isTriggered
+            },
+            onFirstRefusal: { refusal in
+                logger.warning("follow-ups not confirmed; the job waits for the broker", [
+                    "failed": .int(refusal.count), "error": .string(refusal.error.description),
+                ])
+            })
     }
 }

@@ -105,6 +105,23 @@ struct MetricsServerTests {
         try await server.stop()
     }
 
+    @Test("silent clients holding every place do not keep /health/live out: the oldest silent one gives up its place")
+    func fullServerStillAnswersLiveness() async throws {
+        var limits = MetricsServer.Limits()
+        limits.clientTimeout = .seconds(60)
+        limits.maximumClients = 4
+        let server = try await RunningServer.start(limits: limits)
+        let silent = try (0..<4).map { _ in try Self.connectClient(server.port) }
+        // Without a place, the probe would wait in the listen backlog for the 60 s timeout
+        // (and its read fail after 10 s).
+        let live = try Self.get("/health/live", port: server.port)
+        #expect(live.hasPrefix("HTTP/1.1 200 OK"), "\(live)")
+        #expect(Self.readAll(silent[0]).isEmpty, "the oldest silent client was closed for the probe")
+        for descriptor in silent[1...] { #expect(!Self.closedByServer(descriptor)) }
+        for descriptor in silent { close(descriptor) }
+        try await server.stop()
+    }
+
     @Test("a client silent past the timeout is disconnected")
     func silentClientTimesOut() async throws {
         var limits = MetricsServer.Limits()
