@@ -38,7 +38,7 @@ public final class DevicePublicKey: Sendable {
     public convenience init(parsing text: String, publicKeyCheck check: PublicKeyCheck) throws(PublicKeyError) {
         let trimmed = text.trimmingWhitespace()
         if trimmed.hasPrefix("-----BEGIN ") {
-            guard let block = PEM.parse(trimmed) else { throw .unparseable("PEM armor or base64 body is broken") }
+            guard let block = PEM.parse(trimmed) else { throw .unparseable("PEM armor or base64 body is broken, or text follows its END line") }
             switch block.label {
             case "PUBLIC KEY": try self.init(subjectPublicKeyInfoDER: block.der, check: check)
             case "RSA PUBLIC KEY": try self.init(pkcs1DER: block.der, check: check)
@@ -73,12 +73,27 @@ public final class DevicePublicKey: Sendable {
     /// PKCS#1 key inside takes `d2i_PublicKey` a few. The short cut takes only DER in which
     /// the algorithm is exactly rsaEncryption with NULL parameters and every length is
     /// exact; anything else goes to `d2i_PUBKEY` as before. In that shape the BIT STRING must
-    /// hold the PKCS#1 key and nothing more: `d2i_PUBKEY` ignored bytes after it.
+    /// hold the PKCS#1 key and nothing more; through `d2i_PUBKEY`, which ignores bytes after
+    /// the key inside the BIT STRING, an RSA key must be the one DER encoding of itself.
     private static func decodeSubjectPublicKeyInfo(_ der: [UInt8]) -> EVPKey? {
         if let inner = SubjectPublicKeyInfo.rsaPublicKey(in: der) {
             return decode(Array(inner), using: { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) })
         }
-        return decode(der, using: { d2i_PUBKEY(nil, $0, $1) })
+        guard let key = decode(der, using: { d2i_PUBKEY(nil, $0, $1) }) else { return nil }
+        if key.isRSA, subjectPublicKeyInfoDER(of: key) != der { return nil }
+        return key
+    }
+
+    /// `i2d_PUBKEY`: the key's SubjectPublicKeyInfo in DER; nil if OpenSSL cannot encode it.
+    private static func subjectPublicKeyInfoDER(of key: EVPKey) -> [UInt8]? {
+        let length = i2d_PUBKEY(key.pointer, nil)
+        guard length > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_PUBKEY(key.pointer, &cursor)
+        }
+        return written == length ? bytes : nil
     }
 
     convenience init(pkcs1DER der: [UInt8], check: PublicKeyCheck) throws(PublicKeyError) {

@@ -9,7 +9,9 @@ enum PEM {
         let der: [UInt8]
     }
 
-    /// Parses the first PEM block in `text`; nil if there is none or its body is not base64.
+    /// Parses the PEM block in `text`; nil if there is none, its body is not base64, or
+    /// anything but whitespace follows it (a key text is stored and digested as given, so
+    /// trailing text would be kept beside a valid key).
     static func parse(_ text: String) -> Block? {
         guard let begin = text.range(of: "-----BEGIN "),
               let labelEnd = text.range(of: "-----", range: begin.upperBound..<text.endIndex)
@@ -18,6 +20,7 @@ enum PEM {
         guard let end = text.range(of: "-----END \(label)-----", range: labelEnd.upperBound..<text.endIndex) else {
             return nil
         }
+        guard text[end.upperBound...].allSatisfy(\.isWhitespace) else { return nil }
         let body = text[labelEnd.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
         guard let der = Data(base64Encoded: String(body)) else { return nil }
         return Block(label: label, der: [UInt8](der))

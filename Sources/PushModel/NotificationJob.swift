@@ -11,6 +11,9 @@ public struct NotificationJob: Sendable, Equatable {
     /// Device ids one retry message may carry; a worker splits larger retries.
     public static let maximumRetryDevices = 10_000
     public static let maximumJobIDLength = 128
+    /// The largest job body workers read (2 MiB); larger ones are dead-lettered unread, so
+    /// producers refuse them first. 10,000 recipient ids fit in well under this.
+    public static let maximumBodyBytes = 2 << 20
     /// The latest `delivery.expires_at`: 9999-12-31T23:59:59Z, the end of RFC 3339's range.
     /// Later values would overflow the conversions to `apns-expiration` and FCM's TTL.
     public static let latestExpiresAt: Int64 = 253_402_300_799

@@ -52,6 +52,11 @@ public struct JobPublisher: Sendable {
     }
 
     static func request(json: [UInt8], topology: Topology) throws(PublishError) -> PublishRequest {
+        // Workers dead-letter a larger body unread.
+        guard json.count <= NotificationJob.maximumBodyBytes else {
+            throw .invalidJob(JobValidationError(
+                "job", "is \(json.count) bytes; workers read at most \(NotificationJob.maximumBodyBytes) (2 MiB)"))
+        }
         let job: NotificationJob
         do { job = try NotificationJob(json: Data(json)) } catch { throw .invalidJob(error) }
         // Workers would dead-letter it as forged: refuse it here, where the producer sees why.

@@ -101,6 +101,11 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
             throw .invalidConfiguration("timeouts must be positive")
         }
         guard frameMax >= 4096 else { throw .invalidConfiguration("frameMax must be at least 4096 (AMQP's minimum)") }
+        // One without the other would be dropped at connect, and a broker that asks for a
+        // client certificate would refuse the handshake with no word of why.
+        if let tls, (tls.clientCertificateFile == nil) != (tls.clientKeyFile == nil) {
+            throw .invalidConfiguration("certfile and keyfile go together: give both or neither")
+        }
         guard !user.utf8.contains(0), !password.utf8.contains(0), !virtualHost.utf8.contains(0) else {
             throw .invalidConfiguration("user, password and virtual host must not contain NUL")
         }

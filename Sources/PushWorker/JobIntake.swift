@@ -6,8 +6,8 @@ import PushModel
 /// Pure (no I/O, `now` given), so every rule can be unit-tested and new validation can be
 /// added here without touching delivery.
 struct JobIntake: Sendable {
-    /// Larger messages are dead-lettered unread: 10,000 recipient ids fit in well under this.
-    static let defaultMaximumBytes = 2 << 20
+    /// Larger messages are dead-lettered unread (`NotificationJob.maximumBodyBytes`).
+    static let defaultMaximumBytes = NotificationJob.maximumBodyBytes
 
     /// What a retry adds to a producer's job: at most `NotificationJob.maximumRetryDevices`
     /// ids of up to 16 digits, so a retry of a job that was accepted is never refused as

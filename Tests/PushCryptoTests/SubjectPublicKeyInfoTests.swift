@@ -87,4 +87,33 @@ struct SubjectPublicKeyInfoTests {
             }
         }
     }
+
+    /// Outside the short cut's shape `d2i_PUBKEY` ignores bytes after the key inside the BIT
+    /// STRING: there an RSA key must be the one DER encoding of itself, so those bytes (and
+    /// encodings DER does not allow) are refused too, never stored beside a valid key.
+    @Test("trailing bytes inside the BIT STRING of any other shape, or a non-DER encoding, are refused")
+    func otherShapesStrict() throws {
+        let inner = try Self.pkcs1(try TestKeys.devicePublic)
+        let withoutNull: [UInt8] = [0x30, 0x0b] + Array(Self.rsaEncryption[2..<13])
+        let refused: [(String, [UInt8])] = [
+            ("no NULL, garbage in the BIT STRING", Self.spki(inner, algorithm: withoutNull, trailingInBitString: Array("GARBAGE!".utf8))),
+            ("a padded outer length, a byte in the BIT STRING", Self.spki(inner, trailingInBitString: [0x00], paddedOuterLength: true)),
+            ("a padded outer length", Self.spki(inner, paddedOuterLength: true)),
+        ]
+        for (label, der) in refused {
+            #expect(throws: PublicKeyError.self, "\(label)") { try DevicePublicKey(parsing: Data(der).base64EncodedString()) }
+        }
+        // The shape OpenSSL itself exports still parses, through either path.
+        #expect(try DevicePublicKey(parsing: Data(Self.spki(inner)).base64EncodedString()).bits == 2048)
+    }
+
+    @Test("a PEM key followed by anything but whitespace is refused")
+    func pemTrailingText() throws {
+        let body = try TestKeys.devicePublic.subjectPublicKeyInfoBase64
+        let pem = "-----BEGIN PUBLIC KEY-----\n\(body)\n-----END PUBLIC KEY-----"
+        #expect(try DevicePublicKey(parsing: pem + "\n\n").bits == 2048)
+        for trailing in ["\nanything", "\n-----BEGIN PUBLIC KEY-----\n\(body)\n-----END PUBLIC KEY-----\n"] {
+            #expect(throws: PublicKeyError.self, "\(trailing.prefix(12))") { try DevicePublicKey(parsing: pem + trailing) }
+        }
+    }
 }

@@ -88,6 +88,20 @@ struct ConfigurationURLTests {
         }
     }
 
+    @Test("a client certificate without its key, or a key without its certificate, is refused at load")
+    func clientCertificatePair() throws {
+        for url in ["amqps://h/%2f?certfile=%2Fetc%2Fclient.pem", "amqps://h/%2f?keyfile=%2Fetc%2Fclient.key"] {
+            #expect {
+                _ = try AMQPConfiguration(url: url, environment: [:])
+            } throws: { error in
+                guard let error = error as? QueueError, case .invalidConfiguration(let why) = error else { return false }
+                return why.contains("certfile and keyfile go together")
+            }
+        }
+        let both = try AMQPConfiguration(url: "amqps://h/%2f?certfile=%2Fc.pem&keyfile=%2Fc.key", environment: [:])
+        #expect(both.tls?.clientCertificateFile == "/c.pem" && both.tls?.clientKeyFile == "/c.key")
+    }
+
     @Test("several brokers: comma-separated URLs (or init(urls:)) become endpoints in order, with one set of credentials")
     func severalBrokers() throws {
         let list = "amqp://u:p%2Cw@127.0.0.1:5672/%2f, amqp://u:p%2Cw@[::1]:5673/%2f,amqp://u:p%2Cw@rabbit-3/%2f"

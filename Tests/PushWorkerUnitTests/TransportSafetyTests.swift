@@ -1,5 +1,6 @@
 @testable import PushWorker
 import PushRuntime
+import PushStore
 import Testing
 
 @Suite("Safe transport defaults")
@@ -36,6 +37,22 @@ struct TransportSafetyTests {
         #expect(Self.problems([
             "PUSHD_AMQP_URL": "amqps://u:p@rabbit.internal/%2f", "PUSHD_DATABASE_URL": "postgresql://u@db.internal/pushd?sslmode=verify-full",
         ]).isEmpty)
+    }
+
+    @Test("PostgreSQL to a remote host needs sslmode=verify-full: require checks no certificate, verify-ca no host name")
+    func postgresVerifyFull() throws {
+        for mode in ["disable", "allow", "prefer", "require", "verify-ca"] {
+            let problems = Self.problems(["PUSHD_DATABASE_URL": "postgresql://u:secret@db.internal/pushd?sslmode=\(mode)"])
+            #expect(problems.count == 1 && problems[0].contains("sslmode=\(mode)"), "\(mode): \(problems)")
+        }
+        // libpq connects to hostaddr when given; PG* variables fill what the URL leaves out.
+        let viaAddress = try StoreConfiguration(url: "postgresql://u@localhost/pushd?hostaddr=10.0.0.5")
+        #expect(viaAddress.insecureTransportProblem(environment: [:])?.contains("10.0.0.5") == true)
+        let socketOnly = try StoreConfiguration(url: "postgresql:///pushd")
+        #expect(socketOnly.insecureTransportProblem(environment: [:]) == nil)
+        #expect(socketOnly.insecureTransportProblem(environment: ["PGHOST": "db.internal"])?.contains("db.internal") == true)
+        #expect(socketOnly.insecureTransportProblem(environment: ["PGHOST": "db.internal", "PGSSLMODE": "verify-full"]) == nil)
+        #expect(socketOnly.insecureTransportProblem(environment: ["PGHOST": "/var/run/postgresql"]) == nil)
     }
 
     @Test("APNs, FCM and OAuth URLs must be https")
