@@ -25,27 +25,32 @@ struct SharedVectorReadingTests {
         return (keys, try #require(root["vectors"] as? [[String: Any]]), try #require(root["negative_vectors"] as? [[String: Any]]))
     }
 
-    /// The envelope as a payload carries it: the object, and the JSON string holding it.
-    static func values(of vector: [String: Any]) throws -> [PayloadValue] {
-        let object = try JSONSerialization.data(withJSONObject: try #require(vector["envelope"] as? [String: Any]))
-        var values = [try #require(PayloadValue(json: object))]
-        if let text = vector["envelope_as_json_string"] as? String {
-            values.append(try #require(PayloadValue(json: try JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))))
+    /// Each vector's name, its device key, the plaintext it holds (positives) and its envelope
+    /// as a payload carries it: the object, and the JSON string holding it.
+    static func cases(_ vectors: [[String: Any]], keys: [String: OpenSSLPrivateKey]) throws
+        -> [(name: String, key: OpenSSLPrivateKey, plaintext: [UInt8]?, values: [PayloadValue])]
+    {
+        try vectors.map { vector in
+            let name = vector["name"] as? String ?? "?"
+            let keyName = vector["key"] as? String ?? ""
+            let key = try #require(keys[keyName], "\(name): key \(keyName)")
+            let object = try JSONSerialization.data(withJSONObject: try #require(vector["envelope"] as? [String: Any]))
+            var values = [try #require(PayloadValue(json: object))]
+            if let text = vector["envelope_as_json_string"] as? String {
+                values.append(try #require(PayloadValue(json: try JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))))
+            }
+            return (name, key, (vector["plaintext_utf8"] as? String).map { Array($0.utf8) }, values)
         }
-        return values
     }
 
     @Test("every positive vector opens to its plaintext, from the object and from the JSON string")
     func positives() throws {
         let (keys, positives, _) = try Self.load()
         #expect(positives.count >= 8)
-        for vector in positives {
-            let name = vector["name"] as? String ?? "?"
-            let keyName = vector["key"] as? String ?? ""
-            let key = try #require(keys[keyName], "\(name): key \(keyName)")
-            let plaintext = Array(try #require(vector["plaintext_utf8"] as? String).utf8)
-            for value in try Self.values(of: vector) {
-                #expect(try key.open(SealedEnvelope(value: value)) == plaintext, "\(name)")
+        for vector in try Self.cases(positives, keys: keys) {
+            let plaintext = try #require(vector.plaintext, "\(vector.name) has no plaintext")
+            for value in vector.values {
+                #expect(try vector.key.open(SealedEnvelope(value: value)) == plaintext, "\(vector.name)")
             }
         }
     }
@@ -54,13 +59,10 @@ struct SharedVectorReadingTests {
     func negatives() throws {
         let (keys, _, negatives) = try Self.load()
         #expect(negatives.count >= 10)
-        for vector in negatives {
-            let name = vector["name"] as? String ?? "?"
-            let keyName = vector["key"] as? String ?? ""
-            let key = try #require(keys[keyName], "\(name): key \(keyName)")
-            for value in try Self.values(of: vector) {
-                let opened: [UInt8]? = try? key.open(SealedEnvelope(value: value))
-                #expect(opened == nil, "\(name) was opened")
+        for vector in try Self.cases(negatives, keys: keys) {
+            for value in vector.values {
+                let opened: [UInt8]? = try? vector.key.open(SealedEnvelope(value: value))
+                #expect(opened == nil, "\(vector.name) was opened")
             }
         }
     }
