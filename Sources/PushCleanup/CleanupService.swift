@@ -66,9 +66,7 @@ public final class CleanupService: Service {
         switch await pruneWithRetries(requests.map(\.request), shutdown: shutdown) {
         case .success(let deleted):
             for (entry, wasDeleted) in zip(requests, deleted) { await settle(entry.message, entry.request, deleted: wasDeleted) }
-        case .failure(let error) where Self.isInterruption(error):
-            await settleFailed(requests.map(\.message), error)
-        case .failure(let error) where !error.isRetryable && requests.count > 1:
+        case .failure(let error) where !error.isRetryable && !Self.isInterruption(error) && requests.count > 1:
             // The database refused an argument of one event, and the batch is atomic: prune
             // one by one so that only the refused event is dead-lettered and the others are
             // neither failed nor redelivered.

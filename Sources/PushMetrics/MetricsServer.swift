@@ -11,8 +11,8 @@ import Synchronization
 /// worker's encryption uses. Clients are served side by side, each within `clientTimeout`,
 /// so a client that connects and sends nothing (or reads nothing) cannot delay the liveness
 /// probe that would otherwise get the pod restarted; nor can clients holding every place
-/// (`maximumClients`): a new one takes the place of the oldest still silent. Writes use `MSG_NOSIGNAL`: a client
-/// that hangs up early costs its own connection, never a SIGPIPE.
+/// (`maximumClients`): a new one takes the place of the oldest still silent. Writes use
+/// `MSG_NOSIGNAL`: a client that hangs up early costs its own connection, never a SIGPIPE.
 public final class MetricsServer: Service {
     public let name = "metrics"
     private let registry: MetricsRegistry
